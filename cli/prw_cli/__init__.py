@@ -1,0 +1,1 @@
+"""The prw command (typer)."""

@@ -1,0 +1,65 @@
+"""Settings (pydantic-settings). Read once, by the composition root (``prw_platform.bootstrap``), never at import.
+
+Every field can be set from the environment with the ``PRW_`` prefix (``PRW_DATABASE_URL``,
+``PRW_OBJECT_STORE=s3``, ``PRW_S3__ENDPOINT_URL``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class S3Settings(BaseModel):
+    endpoint_url: str | None = None
+    region: str = "us-east-1"
+    access_key_id: str | None = None
+    secret_access_key: SecretStr | None = None
+    #: if_artifact_upload: a presigned PUT is a short-lived capability (PROP 300 s).
+    presign_ttl_seconds: int = 300
+
+
+class SqsSettings(BaseModel):
+    endpoint_url: str | None = None
+    region: str = "us-east-1"
+    access_key_id: str | None = None
+    secret_access_key: SecretStr | None = None
+    queue_prefix: str = "prw-"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="PRW_", env_nested_delimiter="__", extra="ignore")
+
+    #: The main database (schemas ``resolver`` and ``product``). None: an embedded PostgreSQL under ``data_dir``.
+    database_url: str | None = None
+    #: The control database for history epochs; None: a database named ``<main>_control`` on the same server.
+    control_database_url: str | None = None
+    #: Where embedded state lives (embedded PostgreSQL, filesystem object store, Dagster home).
+    data_dir: Path = Path(".prw")
+
+    object_store: Literal["filesystem", "s3"] = "filesystem"
+    evidence_bucket: str = "evidence-private"
+    exports_bucket: str = "exports-private"
+    s3: S3Settings = Field(default_factory=S3Settings)
+
+    queue_backend: Literal["postgres", "sqs"] = "postgres"
+    sqs: SqsSettings = Field(default_factory=SqsSettings)
+    #: ADR-009: after 5 failed deliveries (PROP) the message moves to the dead-letter queue.
+    queue_max_receives: int = 5
+    queue_visibility_timeout_seconds: int = 60
+
+    #: if_db timeouts: statement timeout 5 s (API), 30 s (consumers).
+    statement_timeout_api_ms: int = 5_000
+    statement_timeout_consumer_ms: int = 30_000
+    db_pool_max_size: int = 10
+
+    @property
+    def object_store_root(self) -> Path:
+        return self.data_dir / "objects"
+
+    @property
+    def embedded_pg_dir(self) -> Path:
+        return self.data_dir / "pg"

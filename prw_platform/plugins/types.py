@@ -1,0 +1,204 @@
+"""The types a plugin sees. A plugin imports only `prw_platform.plugins` (ARCHITECTURE.md: Layers).
+
+Adapters turn captured bytes into *claims* (what the page says, with where it says it); profiles turn claims into
+*normalized attributes* that conform to versioned attribute definitions (INV-02). Nothing here touches a database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Literal, Protocol, runtime_checkable
+
+#: The plugin API this platform serves. A plugin module declares the API it was written for as the module
+#: attribute ``PRW_PLUGIN_API``; the manager refuses a mismatch and names the distribution.
+PLUGIN_API_VERSION = 1
+
+ClaimValue = str | int | float | bool
+AttributeValue = str | int | bool | Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """One stored evidence object of a capture, already verified against its sha256 by the caller."""
+
+    artifact_id: str
+    sha256: str
+    media_type: str
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureView:
+    """What an adapter may know about a capture: never tenant, credentials or other captures."""
+
+    capture_id: str
+    source_id: str
+    media_type: str
+    url: str | None = None
+    observed_at: datetime | None = None
+    #: The adapter pin the collector or a replay asked for, if any (``name@version``).
+    adapter_hint: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One statement read from the evidence. ``attribute`` is namespaced (``core:gtin``, ``spec:capacity``);
+    ``value`` is as found (trimmed, not normalized); ``evidence_locator`` says where (a JSON path into a
+    structured-data block, a CSS selector, a meta property) so a reviewer can find it again."""
+
+    attribute: str
+    value: ClaimValue
+    evidence_locator: str
+
+
+Availability = Literal["in_stock", "out_of_stock", "preorder", "backorder", "discontinued", "limited", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class ListingFields:
+    """The listing as the merchant presents it (the offer), separate from product identity claims."""
+
+    title: str | None = None
+    url: str | None = None
+    price: Decimal | None = None
+    currency: str | None = None
+    availability: Availability | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """The result of one adapter run. ``diagnostics`` are human-readable notes (malformed JSON-LD skipped,
+    markup price differs from the visible price, ...); they never change a claim."""
+
+    adapter: str
+    claims: tuple[Claim, ...]
+    listing: ListingFields
+    diagnostics: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class SourceAdapter(Protocol):
+    """A source adapter, pinned as ``name@version`` (``pa_schemaorg@1.0.0``)."""
+
+    name: str
+    version: str
+
+    def supports(self, capture: CaptureView) -> bool:
+        """True when this adapter can read the capture (media type, source, URL pattern). Must not raise."""
+        ...
+
+    def extract(self, capture: CaptureView, artifacts: Sequence[Artifact]) -> Extraction:
+        """Read claims and listing fields from the artifacts. Deterministic for the same bytes: a replay of
+        stored evidence with the same pin gives the same claims. Raises ``ExtractionError`` when it cannot."""
+        ...
+
+
+ValueType = Literal["string", "integer", "decimal", "boolean", "enum", "quantity", "identifier"]
+
+
+@dataclass(frozen=True, slots=True)
+class AttributeDefinition:
+    """A versioned attribute definition (INV-02: a value conforms to its definition at the pinned version).
+
+    ``unit`` is the canonical unit of a ``quantity`` (values are stored in it); ``allowed_values`` bounds an
+    ``enum``."""
+
+    key: str
+    version: int
+    value_type: ValueType
+    description: str
+    unit: str | None = None
+    allowed_values: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NormalizedAttribute:
+    """A value in canonical form (a quantity in the definition's unit, a decimal price, an ISO 4217 code)."""
+
+    key: str
+    value: AttributeValue
+    definition_version: int
+    unit: str | None = None
+    #: Where the value came from: the evidence locators of the claims it was normalized from.
+    evidence_locators: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NormalizationProblem:
+    """A claim the profile could not normalize, or claims that disagree. Problems never raise."""
+
+    attribute: str
+    code: str
+    message: str
+    raw_value: ClaimValue | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Normalization:
+    profile: str
+    attributes: tuple[NormalizedAttribute, ...]
+    problems: tuple[NormalizationProblem, ...] = ()
+
+    def get(self, key: str) -> NormalizedAttribute | None:
+        return next((a for a in self.attributes if a.key == key), None)
+
+
+@runtime_checkable
+class NormalizationProfile(Protocol):
+    """A normalization profile, pinned as ``name@version`` (``np_storage@4``)."""
+
+    name: str
+    version: str
+    #: The attribute definitions this profile produces, by key.
+    definitions: Mapping[str, AttributeDefinition]
+    #: Sets of attribute keys that are each enough to identify an item (``("core:gtin",)``,
+    #: ``("core:brand", "core:mpn")``); identity may create an item automatically only when one set is present.
+    identity_keys: tuple[tuple[str, ...], ...]
+
+    def normalize(self, claims: Sequence[Claim]) -> Normalization:
+        """Normalize claims into attributes that conform to ``definitions``; report what does not as problems."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class PluginInfo:
+    """One registered plugin, as ``prw plugins`` shows it."""
+
+    name: str
+    distribution: str | None
+    distribution_version: str | None
+    kinds: tuple[str, ...]
+    pins: tuple[str, ...]
+    hooks: tuple[str, ...]
+    api_version: int | None = field(default=None)
+
+
+class PluginError(Exception):
+    """Base of the typed plugin errors. ``code`` is a seed error code where one exists."""
+
+    code = "PLUGIN_ERROR"
+
+
+class ExtractionError(PluginError):
+    code = "EXTRACTION_FAILED"
+
+
+class UnknownAdapterVersion(PluginError):
+    """if_replay_job: 422 UNKNOWN_ADAPTER_VERSION; a pin that is not installed."""
+
+    code = "UNKNOWN_ADAPTER_VERSION"
+
+
+class UnknownProfileVersion(PluginError):
+    code = "UNKNOWN_PROFILE_VERSION"
+
+
+class PluginApiMismatch(PluginError):
+    code = "PLUGIN_API_MISMATCH"
+
+
+class DuplicatePin(PluginError):
+    code = "DUPLICATE_PIN"
