@@ -1,0 +1,192 @@
+"""Connection pool and the transaction helper (if_db).
+
+One ``Database`` per service role. Each pooled connection runs ``SET ROLE <role>`` once, so privileges and
+row-level security are those of ``resolver_app``, ``resolver_relay`` or ``product_app`` even when the login user
+owns the schema. Each transaction sets ``app.tenant_id`` locally, which the RLS policies read (INV-06).
+
+``Database.run`` retries serialization failures, deadlocks and connection resets up to 3 times, a statement
+timeout once, and never re-runs a transaction whose COMMIT was in flight when the connection broke unless the
+caller supplies an idempotency check (if_db: "Never retry after an ambiguous commit without an idempotency
+check").
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+import psycopg
+from psycopg import errors as pgerrors
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from prw_platform.db.errors import AmbiguousCommit, DatabaseUnavailable, InsufficientPrivilege
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Connection = psycopg.Connection[dict[str, object]]
+
+#: if_db: retry serialization failures and connection resets up to 3 times.
+MAX_RETRIES = 3
+#: if_db: 57014 statement_timeout, retry once.
+MAX_TIMEOUT_RETRIES = 1
+
+READ_COMMITTED = psycopg.IsolationLevel.READ_COMMITTED
+REPEATABLE_READ = psycopg.IsolationLevel.REPEATABLE_READ
+SERIALIZABLE = psycopg.IsolationLevel.SERIALIZABLE
+
+_RETRYABLE_SQLSTATE = (pgerrors.SerializationFailure, pgerrors.DeadlockDetected)
+
+
+class Database:
+    """A pool of connections acting as one database role."""
+
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        role: str | None,
+        statement_timeout_ms: int = 30_000,
+        max_size: int = 10,
+        application_name: str = "prw",
+        pool_timeout_s: float = 10.0,
+    ) -> None:
+        self.conninfo = conninfo
+        self.role = role
+        self._statement_timeout_ms = statement_timeout_ms
+        self._pool = ConnectionPool(
+            conninfo,
+            min_size=1,
+            max_size=max_size,
+            timeout=pool_timeout_s,
+            open=False,
+            configure=self._configure,
+            check=ConnectionPool.check_connection,
+            kwargs={"application_name": application_name, "row_factory": dict_row},
+            name=f"prw-{role or 'owner'}",
+        )
+
+    def _configure(self, conn: psycopg.Connection[object]) -> None:
+        conn.autocommit = True
+        if self.role:
+            conn.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(self.role)))
+        conn.execute("SELECT set_config('statement_timeout', %s, false)", (str(self._statement_timeout_ms),))
+        conn.autocommit = False
+
+    def open(self, wait: bool = True) -> Database:
+        try:
+            self._pool.open(wait=wait, timeout=self._pool.timeout)
+        except PoolTimeout as exc:
+            raise DatabaseUnavailable(f"cannot connect to the database: {exc}") from exc
+        return self
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def __enter__(self) -> Database:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(
+        self,
+        *,
+        tenant_id: str | None = None,
+        isolation: psycopg.IsolationLevel = READ_COMMITTED,
+        read_only: bool = False,
+    ) -> Iterator[Connection]:
+        """One transaction, no retries: commits when the block ends normally, rolls back otherwise."""
+        with self._connection() as conn:
+            conn.isolation_level = isolation
+            conn.read_only = read_only
+            try:
+                _set_tenant(conn, tenant_id)
+                yield conn
+            except BaseException:
+                if not conn.closed:
+                    conn.rollback()
+                raise
+            conn.commit()
+
+    def run(
+        self,
+        work: Callable[[Connection], T],
+        *,
+        tenant_id: str | None = None,
+        isolation: psycopg.IsolationLevel = READ_COMMITTED,
+        read_only: bool = False,
+        verify_commit: Callable[[Connection], T | None] | None = None,
+    ) -> T:
+        """Run ``work(conn)`` in a transaction and commit, retrying what is safe to retry.
+
+        ``work`` must be a pure function of the database state (it may run several times).
+        ``verify_commit``, if given, is called on a fresh connection (same tenant) after an ambiguous commit: it
+        returns the committed result when the first attempt did commit (found by its idempotency key), or None
+        when it did not, in which case ``work`` is retried. Without it an ambiguous commit raises
+        ``AmbiguousCommit``."""
+        attempts = 0
+        timeouts = 0
+        while True:
+            attempts += 1
+            committing = False
+            try:
+                with self._connection() as conn:
+                    conn.isolation_level = isolation
+                    conn.read_only = read_only
+                    try:
+                        _set_tenant(conn, tenant_id)
+                        result = work(conn)
+                        committing = True
+                        conn.commit()
+                        return result
+                    except BaseException:
+                        if not conn.closed and not committing:
+                            conn.rollback()
+                        raise
+            except _RETRYABLE_SQLSTATE as exc:
+                # A serialization failure or deadlock reported by the server, even at COMMIT, is definite: the
+                # transaction rolled back, so re-running it is safe.
+                if attempts > MAX_RETRIES:
+                    raise DatabaseUnavailable(f"gave up after {attempts} attempts: {exc.sqlstate}") from exc
+                log.info("retrying transaction after %s (attempt %d)", exc.sqlstate, attempts)
+            except pgerrors.QueryCanceled as exc:
+                timeouts += 1
+                if timeouts > MAX_TIMEOUT_RETRIES:
+                    raise
+                log.info("retrying transaction once after statement timeout")
+            except pgerrors.InsufficientPrivilege as exc:
+                raise InsufficientPrivilege(str(exc)) from exc
+            except psycopg.OperationalError as exc:
+                if committing:
+                    if verify_commit is None:
+                        raise AmbiguousCommit(
+                            "the connection broke during COMMIT; the outcome is unknown"
+                        ) from exc
+                    found = self._verify(verify_commit, tenant_id)
+                    if found is not None:
+                        return found
+                if attempts > MAX_RETRIES:
+                    raise DatabaseUnavailable(f"gave up after {attempts} attempts: {exc}") from exc
+                log.info("retrying transaction after connection error (attempt %d): %s", attempts, exc)
+
+    def _verify(self, verify_commit: Callable[[Connection], T | None], tenant_id: str | None) -> T | None:
+        with self.transaction(tenant_id=tenant_id, read_only=True) as conn:
+            return verify_commit(conn)
+
+    @contextmanager
+    def _connection(self) -> Iterator[Connection]:
+        try:
+            with self._pool.connection() as conn:
+                yield conn  # type: ignore[misc]  # the pool hands out dict_row connections (kwargs above)
+        except PoolTimeout as exc:
+            raise DatabaseUnavailable(f"no database connection available: {exc}") from exc
+
+
+def _set_tenant(conn: Connection, tenant_id: str | None) -> None:
+    # INV-06: RLS policies compare tenant_id with app.tenant_id; is_local=true scopes it to this transaction.
+    conn.execute("SELECT set_config('app.tenant_id', %s, true)", (tenant_id or "",))

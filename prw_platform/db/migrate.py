@@ -1,0 +1,82 @@
+"""Apply Alembic migrations to the main and control databases (``prw migrate``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from alembic import command
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+from psycopg import sql
+
+from prw_platform.db.urls import database_name, with_database
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+MAIN = "main"
+CONTROL = "control"
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationStatus:
+    database: str
+    kind: str
+    before: str | None
+    after: str | None
+
+
+def alembic_config(kind: str, conninfo: str) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS / kind))
+    cfg.set_main_option("path_separator", "os")
+    cfg.set_main_option("version_locations", str(MIGRATIONS / kind / "versions"))
+    cfg.set_main_option("file_template", "%%(rev)s_%%(slug)s")
+    cfg.attributes["conninfo"] = conninfo
+    return cfg
+
+
+def head_revision(kind: str) -> str | None:
+    script = ScriptDirectory.from_config(alembic_config(kind, ""))
+    return script.get_current_head()
+
+
+def current_revision(conninfo: str) -> str | None:
+    with psycopg.connect(conninfo) as conn:
+        exists = conn.execute("SELECT to_regclass('public.alembic_version') IS NOT NULL").fetchone()
+        if not exists or not exists[0]:
+            return None
+        row = conn.execute("SELECT version_num FROM public.alembic_version").fetchone()
+        return str(row[0]) if row else None
+
+
+def ensure_database(conninfo: str) -> bool:
+    """Create the database named in ``conninfo`` if it does not exist (connecting to ``postgres``).
+    Returns True when it was created."""
+    name = database_name(conninfo)
+    admin = with_database(conninfo, "postgres")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if found:
+            return False
+        try:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        except psycopg.errors.DuplicateDatabase:
+            return False
+        return True
+
+
+def migrate(conninfo: str, kind: str = MAIN, revision: str = "head") -> MigrationStatus:
+    """Upgrade one database to ``revision`` (creating the database first if needed)."""
+    ensure_database(conninfo)
+    before = current_revision(conninfo)
+    command.upgrade(alembic_config(kind, conninfo), revision)
+    return MigrationStatus(database_name(conninfo), kind, before, current_revision(conninfo))
+
+
+def migrate_all(main_conninfo: str, control_conninfo: str) -> list[MigrationStatus]:
+    return [migrate(main_conninfo, MAIN), migrate(control_conninfo, CONTROL)]
+
+
+def is_current(conninfo: str, kind: str = MAIN) -> bool:
+    return current_revision(conninfo) == head_revision(kind)

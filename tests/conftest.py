@@ -1,0 +1,72 @@
+"""Shared fixtures. Integration tests get a real PostgreSQL (see tests/support/postgres.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from prw_platform.db import roles
+from prw_platform.db.database import Database
+from tests.support.postgres import CONTROL, MAIN, TestDatabases, ensure_template, fresh_database, server_url
+
+
+@pytest.fixture(scope="session")
+def pg_admin_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A conninfo for the ``postgres`` database of the test server (as the owning superuser)."""
+    root: Path = tmp_path_factory.mktemp("pg")
+    return server_url(root)
+
+
+@pytest.fixture(scope="session")
+def pg_templates(pg_admin_url: str) -> dict[str, str]:
+    return {MAIN: ensure_template(pg_admin_url, MAIN), CONTROL: ensure_template(pg_admin_url, CONTROL)}
+
+
+@pytest.fixture
+def databases(pg_admin_url: str, pg_templates: dict[str, str]) -> Iterator[TestDatabases]:
+    """A fresh, migrated main database and control database for this test."""
+    with (
+        fresh_database(pg_admin_url, pg_templates[MAIN], "prw_t") as main,
+        fresh_database(pg_admin_url, pg_templates[CONTROL], "prw_tc") as control,
+    ):
+        yield TestDatabases(main=main, control=control)
+
+
+@pytest.fixture
+def db_url(databases: TestDatabases) -> str:
+    """The main test database, as its owner (for setup and assertions)."""
+    return databases.main
+
+
+def _open(url: str, role: str | None) -> Database:
+    return Database(url, role=role, max_size=4, application_name=f"prw-test-{role or 'owner'}").open()
+
+
+@pytest.fixture
+def owner_db(db_url: str) -> Iterator[Database]:
+    db = _open(db_url, None)
+    yield db
+    db.close()
+
+
+@pytest.fixture
+def resolver_db(db_url: str) -> Iterator[Database]:
+    db = _open(db_url, roles.RESOLVER_APP)
+    yield db
+    db.close()
+
+
+@pytest.fixture
+def relay_db(db_url: str) -> Iterator[Database]:
+    db = _open(db_url, roles.RESOLVER_RELAY)
+    yield db
+    db.close()
+
+
+@pytest.fixture
+def product_db(db_url: str) -> Iterator[Database]:
+    db = _open(db_url, roles.PRODUCT_APP)
+    yield db
+    db.close()

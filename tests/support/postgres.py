@@ -1,0 +1,90 @@
+"""Test databases: one real PostgreSQL server, one migrated template, one fresh database per test.
+
+The server is ``PRW_TEST_DATABASE_URL`` when set (CI points it at the machine's PostgreSQL), else an embedded
+server (pgserver) started once per test session. Each test that asks for a database gets
+``CREATE DATABASE ... TEMPLATE <migrated template>``: fast, isolated, and real.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+from prw_platform.db.migrate import CONTROL, MAIN, MIGRATIONS, migrate
+from prw_platform.db.urls import with_database
+
+_TEMPLATE_LOCK = 72_801_001
+
+
+def migrations_fingerprint() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(MIGRATIONS.rglob("*.py")):
+        digest.update(path.relative_to(MIGRATIONS).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def server_url(tmp_root: Path) -> str:
+    url = os.environ.get("PRW_TEST_DATABASE_URL")
+    if url:
+        return with_database(url, "postgres")
+    from prw_platform.db.embedded import EmbeddedPostgres
+
+    return EmbeddedPostgres(tmp_root / "embedded-pg", keep_running=False).start()
+
+
+def ensure_template(admin_url: str, kind: str) -> str:
+    """A migrated template database for ``kind``, named after the migrations' fingerprint so that a changed
+    migration gets a new template. Serialized with an advisory lock: parallel test runs may share a server."""
+    name = f"prw_tmpl_{kind}_{migrations_fingerprint()}"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", (_TEMPLATE_LOCK,))
+        try:
+            ready = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s AND datistemplate", (name,)
+            ).fetchone()
+            if not ready:
+                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+                migrate(with_database(admin_url, name), kind)
+                conn.execute(
+                    sql.SQL("ALTER DATABASE {} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false").format(
+                        sql.Identifier(name)
+                    )
+                )
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (_TEMPLATE_LOCK,))
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class TestDatabases:
+    """A fresh main database and control database for one test, both at head."""
+
+    main: str
+    control: str
+
+
+@contextmanager
+def fresh_database(admin_url: str, template: str, prefix: str) -> Iterator[str]:
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(name), sql.Identifier(template))
+        )
+    try:
+        yield with_database(admin_url, name)
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+__all__ = ["CONTROL", "MAIN", "TestDatabases", "ensure_template", "fresh_database", "server_url"]
