@@ -70,3 +70,11 @@ def product_db(db_url: str) -> Iterator[Database]:
     db = _open(db_url, roles.PRODUCT_APP)
     yield db
     db.close()
+
+
+@pytest.fixture
+def control_db(databases: TestDatabases) -> Iterator[Database]:
+    """The control database (history epochs), as its owner: issuing epochs is a control-plane operation."""
+    db = _open(databases.control, None)
+    yield db
+    db.close()

@@ -154,7 +154,7 @@ class Database:
                 if attempts > MAX_RETRIES:
                     raise DatabaseUnavailable(f"gave up after {attempts} attempts: {exc.sqlstate}") from exc
                 log.info("retrying transaction after %s (attempt %d)", exc.sqlstate, attempts)
-            except pgerrors.QueryCanceled as exc:
+            except pgerrors.QueryCanceled:
                 timeouts += 1
                 if timeouts > MAX_TIMEOUT_RETRIES:
                     raise

@@ -1,0 +1,164 @@
+"""if_db retries: serialization failures and connection resets up to 3 times, statement timeout once, and never a
+blind retry after an ambiguous commit."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import psycopg
+import pytest
+
+from prw_platform.db.database import SERIALIZABLE, Connection, Database
+from prw_platform.db.errors import AmbiguousCommit, DatabaseUnavailable
+
+
+@pytest.fixture
+def counter_table(owner_db: Database) -> None:
+    with owner_db.transaction() as conn:
+        conn.execute("CREATE TABLE public.counter (id int PRIMARY KEY, n int NOT NULL)")
+        conn.execute("INSERT INTO public.counter VALUES (1, 0)")
+        conn.execute("CREATE TABLE public.marks (key text PRIMARY KEY)")
+
+
+def _terminate(owner_db: Database, pid: int) -> None:
+    with owner_db.transaction() as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with owner_db.transaction() as admin:
+            alive = admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
+        if not alive:
+            return
+    raise AssertionError("backend did not terminate")
+
+
+def test_serialization_failure_is_retried_and_succeeds(owner_db: Database, counter_table: None) -> None:
+    # Two SERIALIZABLE transactions that read then write the same row: the second to commit fails with 40001 and
+    # the helper re-runs it.
+    first_read = threading.Event()
+    other_done = threading.Event()
+    attempts: list[int] = []
+
+    def increment(conn: Connection) -> int:
+        attempts.append(1)
+        row = conn.execute("SELECT n FROM public.counter WHERE id = 1").fetchone()
+        assert row is not None
+        if len(attempts) == 1:
+            first_read.set()
+            other_done.wait(10)
+        conn.execute("UPDATE public.counter SET n = %s WHERE id = 1", (int(str(row["n"])) + 1,))
+        return len(attempts)
+
+    def concurrent_increment() -> None:
+        first_read.wait(10)
+        owner_db.run(
+            lambda c: c.execute("UPDATE public.counter SET n = n + 1 WHERE id = 1"), isolation=SERIALIZABLE
+        )
+        other_done.set()
+
+    other = threading.Thread(target=concurrent_increment)
+    other.start()
+    result = owner_db.run(increment, isolation=SERIALIZABLE)
+    other.join()
+    assert result == 2  # ran twice: the first attempt hit 40001
+    with owner_db.transaction() as conn:
+        assert conn.execute("SELECT n FROM public.counter").fetchone() == {"n": 2}  # no lost update
+
+
+def test_connection_reset_before_commit_is_retried(owner_db: Database, counter_table: None) -> None:
+    attempts: list[int] = []
+
+    def work(conn: Connection) -> str:
+        attempts.append(1)
+        conn.execute("INSERT INTO public.marks VALUES ('reset')")
+        if len(attempts) == 1:
+            pid = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()
+            assert pid is not None
+            _terminate(owner_db, int(str(pid["pid"])))
+            conn.execute("SELECT 1")  # the broken connection raises here, before COMMIT
+        return "done"
+
+    assert owner_db.run(work) == "done"
+    assert len(attempts) == 2
+    with owner_db.transaction() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM public.marks").fetchone() == {"n": 1}
+
+
+def test_retries_are_bounded(owner_db: Database) -> None:
+    attempts: list[int] = []
+
+    def always_conflicts(conn: Connection) -> None:
+        attempts.append(1)
+        raise psycopg.errors.SerializationFailure("simulated 40001")
+
+    with pytest.raises(DatabaseUnavailable, match="gave up"):
+        owner_db.run(always_conflicts)
+    assert len(attempts) == 4  # the first try and 3 retries
+
+
+def _kill_during_commit(owner_db: Database, conn: Connection) -> None:
+    """Make the COMMIT itself fail on a dead connection: the client cannot know the outcome."""
+    pid = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()
+    assert pid is not None
+    _terminate(owner_db, int(str(pid["pid"])))
+
+
+def test_ambiguous_commit_is_never_retried_blindly(owner_db: Database, counter_table: None) -> None:
+    attempts: list[int] = []
+
+    def work(conn: Connection) -> None:
+        attempts.append(1)
+        conn.execute("INSERT INTO public.marks VALUES ('ambiguous')")
+        _kill_during_commit(owner_db, conn)
+
+    with pytest.raises(AmbiguousCommit):
+        owner_db.run(work)
+    assert len(attempts) == 1
+
+
+def test_ambiguous_commit_with_idempotency_check_retries_only_when_not_committed(
+    owner_db: Database, counter_table: None
+) -> None:
+    attempts: list[int] = []
+    verified: list[int] = []
+
+    def work(conn: Connection) -> str:
+        attempts.append(1)
+        conn.execute("INSERT INTO public.marks VALUES ('checked')")
+        if len(attempts) == 1:
+            _kill_during_commit(owner_db, conn)
+        return "inserted"
+
+    def already_committed(conn: Connection) -> str | None:
+        verified.append(1)
+        found = conn.execute("SELECT 1 FROM public.marks WHERE key = 'checked'").fetchone()
+        return "inserted" if found else None
+
+    assert owner_db.run(work, verify_commit=already_committed) == "inserted"
+    assert (len(attempts), len(verified)) == (2, 1)
+    with owner_db.transaction() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM public.marks").fetchone() == {"n": 1}
+
+
+def test_statement_timeout_is_retried_once(db_url: str) -> None:
+    db = Database(db_url, role=None, statement_timeout_ms=50, max_size=1).open()
+    attempts: list[int] = []
+
+    def slow(conn: Connection) -> None:
+        attempts.append(1)
+        conn.execute("SELECT pg_sleep(1)")
+
+    try:
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            db.run(slow)
+    finally:
+        db.close()
+    assert len(attempts) == 2
+
+
+def test_unreachable_server_is_db_unavailable() -> None:
+    db = Database("postgresql://postgres@127.0.0.1:1/postgres?connect_timeout=1", role=None, pool_timeout_s=1)
+    with pytest.raises(DatabaseUnavailable):
+        db.open()
+    db.close()
