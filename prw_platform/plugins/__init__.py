@@ -1,13 +1,25 @@
 """The plugin API: hookspecs, the types plugins exchange with the platform, and the manager and registry.
 
-Plugins import from here and nowhere else in ``prw_platform``.
+Plugins import from here and nowhere else in ``prw_platform``. (``prw_platform.plugins.testing`` holds the
+contract test bases for plugin test suites; it needs pytest, so it is not imported here.)
 """
 
+from prw_platform.plugins.conformance import conformance_problem
 from prw_platform.plugins.hookspecs import hookimpl, hookspec
+from prw_platform.plugins.introspection import list_plugins
+from prw_platform.plugins.manager import (
+    AUTOLOAD_ENV,
+    ENTRYPOINT_GROUP,
+    get_plugin_manager,
+    register_plugin,
+)
+from prw_platform.plugins.pins import is_adapter_pin, is_profile_pin
+from prw_platform.plugins.registry import PluginRegistry
 from prw_platform.plugins.types import (
     PLUGIN_API_VERSION,
     Artifact,
     AttributeDefinition,
+    AttributeValue,
     Availability,
     CaptureView,
     Claim,
@@ -15,6 +27,8 @@ from prw_platform.plugins.types import (
     DuplicatePin,
     Extraction,
     ExtractionError,
+    InvalidPin,
+    InvalidPluginResult,
     ListingFields,
     Normalization,
     NormalizationProblem,
@@ -23,15 +37,21 @@ from prw_platform.plugins.types import (
     PluginApiMismatch,
     PluginError,
     PluginInfo,
+    PluginLoadError,
     SourceAdapter,
     UnknownAdapterVersion,
     UnknownProfileVersion,
+    ValueType,
 )
+from prw_platform.plugins.vocabulary import availability_from_text
 
 __all__ = [
+    "AUTOLOAD_ENV",
+    "ENTRYPOINT_GROUP",
     "PLUGIN_API_VERSION",
     "Artifact",
     "AttributeDefinition",
+    "AttributeValue",
     "Availability",
     "CaptureView",
     "Claim",
@@ -39,6 +59,8 @@ __all__ = [
     "DuplicatePin",
     "Extraction",
     "ExtractionError",
+    "InvalidPin",
+    "InvalidPluginResult",
     "ListingFields",
     "Normalization",
     "NormalizationProblem",
@@ -47,9 +69,19 @@ __all__ = [
     "PluginApiMismatch",
     "PluginError",
     "PluginInfo",
+    "PluginLoadError",
+    "PluginRegistry",
     "SourceAdapter",
     "UnknownAdapterVersion",
     "UnknownProfileVersion",
+    "ValueType",
+    "availability_from_text",
+    "conformance_problem",
+    "get_plugin_manager",
     "hookimpl",
     "hookspec",
+    "is_adapter_pin",
+    "is_profile_pin",
+    "list_plugins",
+    "register_plugin",
 ]

@@ -54,7 +54,9 @@ class Claim:
     evidence_locator: str
 
 
-Availability = Literal["in_stock", "out_of_stock", "preorder", "backorder", "discontinued", "limited", "unknown"]
+Availability = Literal[
+    "in_stock", "out_of_stock", "preorder", "backorder", "discontinued", "limited", "unknown"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +83,11 @@ class Extraction:
 
 @runtime_checkable
 class SourceAdapter(Protocol):
-    """A source adapter, pinned as ``name@version`` (``pa_schemaorg@1.0.0``)."""
+    """A source adapter, pinned as ``name@version`` (``pa_schemaorg@1.0.0``).
+
+    An adapter may also carry an optional ``priority: int`` attribute (default 0). Automatic selection tries
+    adapters by priority, highest first (see ``PluginRegistry.select_adapter``); generic adapters that accept a
+    broad media type declare a negative priority so that specific ones win without declaring anything."""
 
     name: str
     version: str
@@ -201,4 +207,26 @@ class PluginApiMismatch(PluginError):
 
 
 class DuplicatePin(PluginError):
+    """Two plugins (or one plugin twice) provide the same ``name@version``; the message names both."""
+
     code = "DUPLICATE_PIN"
+
+
+class InvalidPin(PluginError):
+    """A plugin offers an adapter or profile whose ``name@version`` is not well formed
+    (``pa_<name>@MAJOR.MINOR.PATCH`` for adapters, ``np_<name>@N`` for profiles)."""
+
+    code = "INVALID_PIN"
+
+
+class InvalidPluginResult(PluginError):
+    """A hook returned something that is not what its spec promises (not a list, not an adapter, ...)."""
+
+    code = "INVALID_PLUGIN_RESULT"
+
+
+class PluginLoadError(PluginError):
+    """An entry point of the ``prw`` group could not be imported, or two distributions use the same
+    entry-point name; the message names the distribution."""
+
+    code = "PLUGIN_LOAD_FAILED"

@@ -1,0 +1,12 @@
+"""Plugins that ship with the platform. They are registered through the same hooks as installed plugins."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import prw_platform.plugins.builtin.listing_json as listing_json
+
+BUILTIN_DISTRIBUTION = "prw-platform"
+
+#: (registered plugin name, plugin module); ``get_plugin_manager`` registers each of them.
+BUILTIN_PLUGINS: tuple[tuple[str, ModuleType], ...] = (("prw_builtin_listing_json", listing_json),)

@@ -1,0 +1,84 @@
+"""What each registered plugin contributes, asked through the hooks one plugin at a time.
+
+Both the registry and ``list_plugins`` read plugins through this module, so a pin is attributed to the plugin
+that offered it (DUPLICATE_PIN names both providers) and introspection never relies on hand-kept lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pluggy
+
+from prw_platform.plugins.pins import check_adapter_pin, check_profile_pin, pin
+from prw_platform.plugins.types import InvalidPluginResult, NormalizationProfile, SourceAdapter
+
+ADAPTERS_HOOK = "prw_register_adapters"
+PROFILES_HOOK = "prw_register_profiles"
+
+
+@dataclass(frozen=True, slots=True)
+class PluginContribution:
+    """The adapters and profiles one plugin (by its registered name) offers."""
+
+    plugin_name: str
+    plugin: object
+    adapters: tuple[SourceAdapter, ...]
+    profiles: tuple[NormalizationProfile, ...]
+
+    @property
+    def adapter_pins(self) -> tuple[str, ...]:
+        return tuple(pin(a.name, a.version) for a in self.adapters)
+
+    @property
+    def profile_pins(self) -> tuple[str, ...]:
+        return tuple(pin(p.name, p.version) for p in self.profiles)
+
+
+def collect_contributions(pm: pluggy.PluginManager) -> list[PluginContribution]:
+    """One entry per registered plugin, sorted by plugin name; pins are checked for shape (INVALID_PIN)."""
+    contributions = []
+    for plugin_name, plugin in sorted(pm.list_name_plugin(), key=lambda item: item[0]):
+        if plugin is None:  # a blocked name
+            continue
+        adapters: list[SourceAdapter] = []
+        for item in _ask(pm, plugin, plugin_name, ADAPTERS_HOOK):
+            if not isinstance(item, SourceAdapter):
+                raise InvalidPluginResult(
+                    f"plugin {plugin_name!r}: {ADAPTERS_HOOK}() returned {item!r}, "
+                    "which is not a SourceAdapter (name, version, supports, extract)"
+                )
+            adapters.append(item)
+        profiles: list[NormalizationProfile] = []
+        for item in _ask(pm, plugin, plugin_name, PROFILES_HOOK):
+            if not isinstance(item, NormalizationProfile):
+                raise InvalidPluginResult(
+                    f"plugin {plugin_name!r}: {PROFILES_HOOK}() returned {item!r}, which is not a "
+                    "NormalizationProfile (name, version, definitions, identity_keys, normalize)"
+                )
+            profiles.append(item)
+        for adapter in adapters:
+            check_adapter_pin(pin(adapter.name, adapter.version), provider=plugin_name)
+        for profile in profiles:
+            check_profile_pin(pin(profile.name, profile.version), provider=plugin_name)
+        contributions.append(PluginContribution(plugin_name, plugin, tuple(adapters), tuple(profiles)))
+    return contributions
+
+
+def implemented_hooks(pm: pluggy.PluginManager, plugin: object) -> tuple[str, ...]:
+    return tuple(sorted(caller.name for caller in pm.get_hookcallers(plugin) or ()))
+
+
+def _ask(pm: pluggy.PluginManager, plugin: object, plugin_name: str, hook: str) -> list[object]:
+    """Call ``hook`` on this plugin alone (a subset caller keeps pluggy's own calling rules)."""
+    if hook not in implemented_hooks(pm, plugin):
+        return []
+    others = [p for p in pm.get_plugins() if p is not plugin]
+    caller = pm.subset_hook_caller(hook, remove_plugins=others)
+    offered: list[object] = []
+    for result in caller():
+        if not isinstance(result, Sequence) or isinstance(result, str):
+            raise InvalidPluginResult(f"plugin {plugin_name!r}: {hook}() must return a list, got {result!r}")
+        offered.extend(result)
+    return offered
