@@ -36,18 +36,26 @@ def alembic_config(kind: str, conninfo: str) -> Config:
     return cfg
 
 
-def head_revision(kind: str) -> str | None:
+def head_revisions(kind: str) -> frozenset[str]:
+    """The heads of a migration tree. Independent areas (queue, resolver facts, product releases) may branch
+    from the same parent; ``migrate`` upgrades every head."""
     script = ScriptDirectory.from_config(alembic_config(kind, ""))
-    return script.get_current_head()
+    return frozenset(script.get_heads())
 
 
-def current_revision(conninfo: str) -> str | None:
+def current_revisions(conninfo: str) -> frozenset[str]:
     with psycopg.connect(conninfo) as conn:
         exists = conn.execute("SELECT to_regclass('public.alembic_version') IS NOT NULL").fetchone()
         if not exists or not exists[0]:
-            return None
-        row = conn.execute("SELECT version_num FROM public.alembic_version").fetchone()
-        return str(row[0]) if row else None
+            return frozenset()
+        rows = conn.execute("SELECT version_num FROM public.alembic_version").fetchall()
+        return frozenset(str(r[0]) for r in rows)
+
+
+def current_revision(conninfo: str) -> str | None:
+    """The current revisions as one display string ("0002+0003" when several branches are applied)."""
+    revisions = current_revisions(conninfo)
+    return "+".join(sorted(revisions)) if revisions else None
 
 
 def ensure_database(conninfo: str) -> bool:
@@ -66,7 +74,7 @@ def ensure_database(conninfo: str) -> bool:
         return True
 
 
-def migrate(conninfo: str, kind: str = MAIN, revision: str = "head") -> MigrationStatus:
+def migrate(conninfo: str, kind: str = MAIN, revision: str = "heads") -> MigrationStatus:
     """Upgrade one database to ``revision`` (creating the database first if needed)."""
     ensure_database(conninfo)
     before = current_revision(conninfo)
@@ -79,4 +87,4 @@ def migrate_all(main_conninfo: str, control_conninfo: str) -> list[MigrationStat
 
 
 def is_current(conninfo: str, kind: str = MAIN) -> bool:
-    return current_revision(conninfo) == head_revision(kind)
+    return current_revisions(conninfo) == head_revisions(kind)
