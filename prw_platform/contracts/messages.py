@@ -1,0 +1,102 @@
+"""Pydantic models of the queue messages; ``to_message()`` output is validated against ``schemas/``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from prw_platform.contracts.schemas import validate
+
+ACCEPTED_CHANGE_SCHEMA_VERSION: Final = "accepted-change/1"
+RESOLUTION_JOB_SCHEMA_VERSION: Final = "resolution.job/1"
+ACCEPTED_CHANGE_SCHEMA = "product.accepted-change.v1.json"
+RESOLUTION_JOB_SCHEMA = "resolution.job.v1.json"
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class AggregateRevision(_Message):
+    type: str
+    id: str
+    revision: int = Field(ge=1)
+
+
+class AcceptedChange(_Message):
+    """product.accepted-change.v1 (if_accepted_change). ``sequence`` is the committed outbox position."""
+
+    event_id: str
+    tenant_id: str
+    catalog_id: str
+    history_epoch: str
+    sequence: int = Field(ge=1)
+    type: str
+    schema_version: Literal["accepted-change/1"] = ACCEPTED_CHANGE_SCHEMA_VERSION
+    aggregate: AggregateRevision
+    dependencies: tuple[AggregateRevision, ...] = ()
+    decision_id: str | None = None
+    evidence: tuple[str, ...] = ()
+    observed_at: datetime | None = None
+    accepted_at: datetime
+    published_at: datetime | None = None
+    payload: dict[str, Any]
+
+    def to_message(self) -> dict[str, Any]:
+        message = self.model_dump(mode="json")
+        validate(ACCEPTED_CHANGE_SCHEMA, message)
+        return message
+
+    @classmethod
+    def from_message(cls, message: object) -> AcceptedChange:
+        validate(ACCEPTED_CHANGE_SCHEMA, message)
+        return cls.model_validate(message)
+
+
+class ArtifactRef(_Message):
+    artifact_id: str
+    ref: str
+    sha256: str
+    media_type: str
+    bytes: int = Field(ge=0)
+
+
+class JobPins(_Message):
+    adapter: str | None = None
+    profile: str | None = None
+
+
+class ResolutionJob(_Message):
+    """resolution.job.v1 (if_resolution_job). ``job_id = capture_id:stage:attempt_group``."""
+
+    schema_version: Literal["resolution.job/1"] = RESOLUTION_JOB_SCHEMA_VERSION
+    job_id: str
+    stage: Literal["extract", "normalize", "identity"]
+    tenant_id: str
+    catalog_id: str
+    capture_id: str
+    receipt_id: str
+    source_id: str
+    artifacts: tuple[ArtifactRef, ...]
+    pins: JobPins | None = None
+    enqueued_at: datetime
+    attempt_group: int = Field(ge=1, default=1)
+    trace_id: str | None = None
+    history_epoch: str
+
+    @staticmethod
+    def make_job_id(capture_id: str, stage: str, attempt_group: int) -> str:
+        return f"{capture_id}:{stage}:{attempt_group}"
+
+    def to_message(self) -> dict[str, Any]:
+        message = self.model_dump(mode="json", exclude_none=True)
+        message["pins"] = message.get("pins")
+        validate(RESOLUTION_JOB_SCHEMA, message)
+        return message
+
+    @classmethod
+    def from_message(cls, message: object) -> ResolutionJob:
+        validate(RESOLUTION_JOB_SCHEMA, message)
+        return cls.model_validate(message)

@@ -1,0 +1,49 @@
+"""Load and apply the JSON Schemas in ``schemas/`` (the canonical contract files)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker
+
+_REPO_SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+
+
+class SchemaViolation(ValueError):
+    """A message does not conform to its schema (if_resolution_job: DLQ SCHEMA_INVALID)."""
+
+    code = "SCHEMA_INVALID"
+
+    def __init__(self, schema: str, errors: list[str]) -> None:
+        super().__init__(f"{schema}: " + "; ".join(errors))
+        self.schema = schema
+        self.errors = errors
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    """``name`` is a file name in ``schemas/`` such as ``product.accepted-change.v1.json``. A wheel ships the
+    files inside the package (``prw_platform/contracts/schemas``); a source checkout reads ``schemas/``."""
+    packaged = resources.files("prw_platform.contracts").joinpath("schemas", name)
+    text = packaged.read_text() if packaged.is_file() else (_REPO_SCHEMAS / name).read_text()
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@cache
+def _validator(name: str) -> Draft202012Validator:
+    schema = load_schema(name)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema, format_checker=FormatChecker())
+
+
+def validate(name: str, document: object) -> None:
+    errors = sorted(_validator(name).iter_errors(document), key=lambda e: list(e.absolute_path))
+    if errors:
+        raise SchemaViolation(
+            name, [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in errors]
+        )
