@@ -1,0 +1,14 @@
+"""The ``prw`` entry point of ``prw-adapter-schemaorg``: registers ``pa_schemaorg@1.0.0``."""
+
+from __future__ import annotations
+
+from prw_adapter_schemaorg.adapter import SchemaOrgAdapter
+from prw_platform.plugins import SourceAdapter, hookimpl
+
+#: The plugin API this module was written for; the manager refuses a mismatch (STYLE.md: Plugins).
+PRW_PLUGIN_API = 1
+
+
+@hookimpl
+def prw_register_adapters() -> list[SourceAdapter]:
+    return [SchemaOrgAdapter()]
