@@ -1,0 +1,18 @@
+"""The ``prw`` entry point of prw-profiles-core: np_core@1, np_storage@1 and np_storage@2."""
+
+from __future__ import annotations
+
+from prw_platform.plugins import NormalizationProfile, hookimpl
+from prw_profiles_core.profiles import CoreProfile
+from prw_profiles_core.storage import STORAGE_DEFINITIONS_V1, STORAGE_DEFINITIONS_V2, StorageProfile
+
+PRW_PLUGIN_API = 1
+
+
+@hookimpl
+def prw_register_profiles() -> list[NormalizationProfile]:
+    return [
+        CoreProfile(),
+        StorageProfile(1, STORAGE_DEFINITIONS_V1),
+        StorageProfile(2, STORAGE_DEFINITIONS_V2),
+    ]
