@@ -2,4 +2,8 @@
 
 import typer
 
+from prw_cli.commands import extract, plugins
+
 app = typer.Typer(help="PRW platform command line.", no_args_is_help=True)
+app.command("plugins")(plugins.plugins)
+app.command("extract")(extract.extract)

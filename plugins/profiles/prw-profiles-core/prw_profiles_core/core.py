@@ -153,8 +153,10 @@ def _read_availability(claim: Claim, problems: list[NormalizationProblem]) -> Re
 
 
 def _read_amount(
-    claim: Claim, hint: str | None, problems: list[NormalizationProblem]
+    claim: Claim, problems: list[NormalizationProblem]
 ) -> tuple[Reading | None, CurrencyReading | None]:
+    """The amount of one price claim, and the currency its own text shows (core:currency claims are read
+    separately, so a currency is attributed to the claim it was printed in)."""
     value = claim.value
     if isinstance(value, bool):
         problems.append(_problem(claim, codes.WRONG_VALUE_TYPE, "a price is not a boolean"))
@@ -169,7 +171,7 @@ def _read_amount(
         text = _as_text(claim, problems)
         if text is None:
             return None, None
-        reading = read_price(text, hint)
+        reading = read_price(text)
         if reading.is_range:
             problems.append(_problem(claim, codes.PRICE_RANGE, f"{value!r} is a price range, not one price"))
         amount, currency_text = reading.amount, reading.currency_text
@@ -187,11 +189,10 @@ def _read_amount(
 def _price_and_currency(
     price_claims: Sequence[Claim], currency_claims: Sequence[Claim], problems: list[NormalizationProblem]
 ) -> tuple[Choice | None, Choice | None]:
-    hint = next((c.value for c in currency_claims if isinstance(c.value, str)), None)
     amounts: list[Reading] = []
     currencies: list[tuple[CurrencyReading, Claim]] = []
     for claim in price_claims:
-        amount, currency = _read_amount(claim, hint, problems)
+        amount, currency = _read_amount(claim, problems)
         if amount is not None:
             amounts.append(amount)
         if currency is not None:

@@ -1,9 +1,10 @@
 """Done-when (issue 2, item 9): the profile's price normalization matches >= 95% of price-parser's examples.
 
 A row matches when the amount equals the expected amount (no amount when the row expects none) and, where the
-row gives a currency, the currency text read equals it. Rows are read with their ``currency_hint``; the two
-rows' extra ``decimal_separator`` argument is NOT passed, because the profile never has one. Ranges are
-reported as PRICE_RANGE by design, so the few rows that expect a range's first amount count as misses.
+row gives a currency, the currency text read equals it. Rows are read with their ``currency_hint``, which plays
+the role a ``core:currency`` claim plays in the profile (the currency text comes from the price text first, else
+from the hint). The extra ``decimal_separator`` argument of two rows is NOT passed: the profile never has one.
+Ranges are reported as PRICE_RANGE by design, so the rows that expect a range's first amount count as misses.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""The `prw` subcommands, one module per area; `prw_cli.main` registers them."""
