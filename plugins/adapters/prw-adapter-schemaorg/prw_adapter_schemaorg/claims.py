@@ -97,7 +97,7 @@ def add_product_claims(claims: ClaimList, view: ProductView, offer: OfferReading
             claims.notes.append(
                 f"core:description at {description.locator} cut to {DESCRIPTION_LIMIT} characters"
             )
-        claims.add("core:description", text[:DESCRIPTION_LIMIT], description.locator)
+        claims.add("core:description", text[:DESCRIPTION_LIMIT].rstrip(), description.locator)
     for value in view.values("category"):
         claims.add_value("core:category", _named(value))
     for value in view.values("color"):

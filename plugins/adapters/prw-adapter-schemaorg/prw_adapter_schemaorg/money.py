@@ -120,7 +120,7 @@ def region_hint(url: str | None, lang: str | None) -> str | None:
         host = urlsplit(url).hostname or ""
         tld = host.rsplit(".", 1)[-1]
         if len(tld) == 2 and tld.isalpha():
-            return tld.upper()
+            return "GB" if tld == "uk" else tld.upper()  # .uk is the one ccTLD that is not the ISO 3166 code
     if lang:
         match = _LANG_REGION.match(lang.strip())
         if match:
