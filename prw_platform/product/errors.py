@@ -1,0 +1,51 @@
+"""Typed errors of the product service, with the seed's codes (if_accepted_change, if_product_query).
+
+``RejectedDelivery`` and its subclasses are terminal for one message: the caller dead-letters it and does not
+retry. Database unavailability is not here: ``prw_platform.db.errors.DatabaseUnavailable`` (DB_UNAVAILABLE) is
+retryable, so the caller leaves the message unacknowledged for redelivery.
+"""
+
+from __future__ import annotations
+
+
+class RejectedDelivery(Exception):
+    """if_accepted_change: a delivery the product service will never apply; the caller sends it to the DLQ.
+    A dead letter does not close a gap in the stream's contiguous progress."""
+
+    code = "REJECTED"
+    retryable = False
+
+    def __init__(self, message: str, *, event_id: str | None = None) -> None:
+        super().__init__(message)
+        self.event_id = event_id
+
+
+class ScopeNotProjected(RejectedDelivery):
+    """if_accepted_change: DLQ SCOPE_NOT_PROJECTED, an unknown (tenant_id, catalog_id) pair."""
+
+    code = "SCOPE_NOT_PROJECTED"
+
+
+class SchemaInvalid(RejectedDelivery):
+    """The message breaks product.accepted-change.v1 or the payload its event type has in docs/events.md."""
+
+    code = "SCHEMA_INVALID"
+
+
+class UnsupportedEventType(RejectedDelivery):
+    """A well-formed event of a type this consumer does not know: dead-lettered rather than skipped, so the gap
+    it leaves stays visible until a consumer that understands it is deployed."""
+
+    code = "UNSUPPORTED_EVENT_TYPE"
+
+
+class PositionConflict(RejectedDelivery):
+    """INV-03: another event already holds this committed position in the same stream."""
+
+    code = "POSITION_CONFLICT"
+
+
+class InvalidQuery(ValueError):
+    """A public query with a malformed cursor, limit or filter (the edge renders it as a 4xx)."""
+
+    code = "INVALID_QUERY"

@@ -1,0 +1,77 @@
+"""The public field whitelists (docs/events.md: "Public item fields", "Public listing fields").
+
+Applied twice: when a release snapshot is stored in ``public_item`` / ``public_listing``, and again by the public
+serializer. if_product_query: "never emit private evidence, capture/review/decision references or internal
+tags"; whitelisting, not blacklisting, keeps a key the resolver adds later private until it is named here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+PUBLIC_ITEM_FIELDS: Final = ("item", "profile", "title", "brand", "identifiers", "attributes")
+PUBLIC_IDENTIFIERS: Final = ("gtin", "mpn")
+PUBLIC_ATTRIBUTE_KEYS: Final = ("value", "unit", "definition_version")
+PUBLIC_LISTING_FIELDS: Final = (
+    "listing",
+    "source_id",
+    "url",
+    "title",
+    "price",
+    "currency",
+    "availability",
+    "observed_at",
+)
+
+_Scalar = str | int | float | bool | None
+
+
+def public_item_fields(snapshot: Mapping[str, Any]) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for key in PUBLIC_ITEM_FIELDS:
+        value = snapshot.get(key)
+        if key == "identifiers":
+            fields[key] = _identifiers(value)
+        elif key == "attributes":
+            fields[key] = _attributes(value)
+        else:
+            fields[key] = value if _is_scalar(value) else None
+    return fields
+
+
+def public_listing_fields(snapshot: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: _scalar_or_none(snapshot.get(key)) for key in PUBLIC_LISTING_FIELDS}
+
+
+def _identifiers(value: object) -> dict[str, Any]:
+    source = value if isinstance(value, Mapping) else {}
+    return {key: _scalar_or_none(source.get(key)) for key in PUBLIC_IDENTIFIERS if key in source}
+
+
+def _attributes(value: object) -> dict[str, dict[str, Any]]:
+    if not isinstance(value, Mapping):
+        return {}
+    attributes: dict[str, dict[str, Any]] = {}
+    for name, attribute in value.items():
+        if not isinstance(name, str) or not isinstance(attribute, Mapping):
+            continue
+        attributes[name] = {
+            key: _attribute_value(attribute.get(key)) for key in PUBLIC_ATTRIBUTE_KEYS if key in attribute
+        }
+    return attributes
+
+
+def _attribute_value(value: object) -> Any:
+    # An attribute value is a scalar or a list of scalars (INV-02 definitions); nothing nested is public.
+    if isinstance(value, list):
+        return [item for item in value if _is_scalar(item)]
+    return _scalar_or_none(value)
+
+
+def _scalar_or_none(value: object) -> _Scalar:
+    return value if _is_scalar(value) else None  # type: ignore[return-value]
+
+
+def _is_scalar(value: object) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)

@@ -1,0 +1,73 @@
+"""Which (tenant, catalog) streams the product service projects, and their current history epoch.
+
+if_accepted_change: "The product service accepts events only for (tenant_id, catalog_id) pairs it is configured
+to project. Others go to the DLQ". The epoch is the current one issued by the control plane
+(``prw_platform.epochs``); deliveries stamped with any other epoch are terminally ignored, never relabeled.
+This module owns ``product.projected_scope``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prw_platform.db.database import Connection, Database
+
+_FIND_SCOPE = """SELECT tenant_id, catalog_id, history_epoch, serving_generation FROM product.projected_scope
+                 WHERE tenant_id = %s AND catalog_id = %s"""
+_FIND_SCOPE_FOR_SHARE = _FIND_SCOPE + " FOR SHARE"
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectedScope:
+    tenant_id: str
+    catalog_id: str
+    history_epoch: str
+    #: The projection generation the public API serves and live application writes.
+    serving_generation: int
+
+
+def project_catalog(db: Database, tenant_id: str, catalog_id: str, history_epoch: str) -> ProjectedScope:
+    """Start projecting a catalog, or move it to a new history epoch (after a restore fenced the old one)."""
+
+    def work(conn: Connection) -> ProjectedScope:
+        row = conn.execute(
+            """INSERT INTO product.projected_scope (tenant_id, catalog_id, history_epoch)
+               VALUES (%s, %s, %s)
+               ON CONFLICT (tenant_id, catalog_id) DO UPDATE SET history_epoch = excluded.history_epoch
+               RETURNING tenant_id, catalog_id, history_epoch, serving_generation""",
+            (tenant_id, catalog_id, history_epoch),
+        ).fetchone()
+        assert row is not None
+        return _scope(row)
+
+    return db.run(work, tenant_id=tenant_id)
+
+
+def find_scope(
+    conn: Connection, tenant_id: str, catalog_id: str, *, lock: bool = False
+) -> ProjectedScope | None:
+    """The scope row; ``lock`` takes it FOR SHARE so a concurrent epoch switch waits for this transaction."""
+    query = _FIND_SCOPE_FOR_SHARE if lock else _FIND_SCOPE
+    row = conn.execute(query, (tenant_id, catalog_id)).fetchone()
+    return _scope(row) if row else None
+
+
+def list_scopes(db: Database, tenant_id: str) -> list[ProjectedScope]:
+    def work(conn: Connection) -> list[ProjectedScope]:
+        rows = conn.execute(
+            """SELECT tenant_id, catalog_id, history_epoch, serving_generation FROM product.projected_scope
+               WHERE tenant_id = %s ORDER BY catalog_id""",
+            (tenant_id,),
+        ).fetchall()
+        return [_scope(row) for row in rows]
+
+    return db.run(work, tenant_id=tenant_id, read_only=True)
+
+
+def _scope(row: dict[str, object]) -> ProjectedScope:
+    return ProjectedScope(
+        tenant_id=str(row["tenant_id"]),
+        catalog_id=str(row["catalog_id"]),
+        history_epoch=str(row["history_epoch"]),
+        serving_generation=int(str(row["serving_generation"])),
+    )

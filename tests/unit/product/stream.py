@@ -1,0 +1,185 @@
+"""A test double of the resolver's outbox for one stream: builds product.accepted-change.v1 messages following
+docs/events.md (revisions +1 per aggregate, full-state payloads, dependencies, incremental releases).
+
+Pure Python (no database), shared by the unit, integration and property tests of the product consumer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from prw_platform.contracts import AcceptedChange, AggregateRevision
+
+TENANT = "ten_synth_a"
+OTHER_TENANT = "ten_synth_b"
+CATALOG = "cat_primary"
+EPOCH = "hep_ten_synth_a_cat_primary_1"
+_T0 = datetime(2026, 10, 11, 9, 0, tzinfo=UTC)
+
+
+@dataclass
+class StreamBuilder:
+    tenant_id: str = TENANT
+    catalog_id: str = CATALOG
+    history_epoch: str = EPOCH
+    position: int = 0
+    revisions: dict[tuple[str, str], int] = field(default_factory=dict)
+    items: dict[str, dict[str, Any]] = field(default_factory=dict)
+    listings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: listing -> item, the current mapping
+    mappings: dict[str, str] = field(default_factory=dict)
+    #: what the catalog publishes: item -> revision; listing -> (item, mapping revision, listing revision)
+    released_items: dict[str, int] = field(default_factory=dict)
+    released_listings: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+
+    def revision(self, aggregate_type: str, aggregate_id: str) -> int:
+        return self.revisions.get((aggregate_type, aggregate_id), 0)
+
+    def item(
+        self,
+        item_id: str,
+        *,
+        title: str = "Lumen P5 1 TB SSD",
+        brand: str | None = "Lumen",
+        gtin: str | None = None,
+        mpn: str | None = None,
+        status: str = "active",
+        attributes: dict[str, dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        payload = {
+            "item": item_id,
+            "profile": "np_storage@1",
+            "status": status,
+            "title": title,
+            "brand": brand,
+            "identifiers": {"gtin": gtin, "mpn": mpn},
+            "attributes": attributes or {},
+        }
+        self.items[item_id] = payload
+        kind = "created" if self.revision("catalog_item", item_id) == 0 else "updated"
+        return self._event(f"catalog_item.{kind}", "catalog_item", item_id, payload)
+
+    def listing(
+        self,
+        listing_id: str,
+        *,
+        title: str = "Lumen P5 SSD 1TB (retail)",
+        price: str = "89.90",
+        source_id: str = "src_shop_a",
+    ) -> dict[str, Any]:
+        payload = {
+            "listing": listing_id,
+            "source_id": source_id,
+            "url": f"https://shop.example/{listing_id}",
+            "title": title,
+            "price": price,
+            "currency": "EUR",
+            "availability": "in_stock",
+            "observed_at": "2026-10-10T03:31:55+00:00",
+        }
+        self.listings[listing_id] = payload
+        return self._event("listing.observed", "listing", listing_id, payload)
+
+    def mapping(self, listing_id: str, item_id: str) -> dict[str, Any]:
+        previous = self.mappings.get(listing_id)
+        self.mappings[listing_id] = item_id
+        kind = "created" if previous is None else "corrected"
+        dependencies = (
+            AggregateRevision(
+                type="catalog_item", id=item_id, revision=self.revision("catalog_item", item_id)
+            ),
+            AggregateRevision(type="listing", id=listing_id, revision=self.revision("listing", listing_id)),
+        )
+        payload = {"listing": listing_id, "from": previous, "item": item_id}
+        return self._event(f"listing_mapping.{kind}", "listing_mapping", listing_id, payload, dependencies)
+
+    def has_unreleased(self) -> bool:
+        items, listings = self._unreleased()
+        return bool(items or listings)
+
+    def release(self) -> dict[str, Any]:
+        """Publish what changed since the last release (like the resolver's automatic policy)."""
+        items, listings = self._unreleased()
+        release_id = f"rel_{self.catalog_id}"
+        publication_revision = self.revision("release", release_id) + 1
+        entries_items = []
+        dependencies = []
+        for item_id in items:
+            revision = self.revision("catalog_item", item_id)
+            fields = {k: v for k, v in self.items[item_id].items() if k != "status"}
+            entries_items.append({"item": item_id, "revision": revision, "fields": fields})
+            dependencies.append(AggregateRevision(type="catalog_item", id=item_id, revision=revision))
+            self.released_items[item_id] = revision
+        entries_listings = []
+        for listing_id in listings:
+            item_id = self.mappings[listing_id]
+            mapping_revision = self.revision("listing_mapping", listing_id)
+            listing_revision = self.revision("listing", listing_id)
+            entries_listings.append(
+                {
+                    "listing": listing_id,
+                    "item": item_id,
+                    "mapping_revision": mapping_revision,
+                    "listing_revision": listing_revision,
+                    "fields": dict(self.listings[listing_id]),
+                }
+            )
+            dependencies.append(
+                AggregateRevision(type="listing_mapping", id=listing_id, revision=mapping_revision)
+            )
+            self.released_listings[listing_id] = (item_id, mapping_revision, listing_revision)
+        payload = {
+            "release": release_id,
+            "publication_revision": publication_revision,
+            "items": entries_items,
+            "listings": entries_listings,
+        }
+        return self._event("release.authorized", "release", release_id, payload, tuple(dependencies))
+
+    def _unreleased(self) -> tuple[list[str], list[str]]:
+        items = [
+            item_id
+            for item_id, payload in sorted(self.items.items())
+            if payload["status"] == "active"
+            and self.released_items.get(item_id, 0) < self.revision("catalog_item", item_id)
+        ]
+        public = set(self.released_items) | set(items)
+        listings = [
+            listing_id
+            for listing_id, item_id in sorted(self.mappings.items())
+            if item_id in public
+            and self.released_listings.get(listing_id)
+            != (item_id, self.revision("listing_mapping", listing_id), self.revision("listing", listing_id))
+        ]
+        return items, listings
+
+    def _event(
+        self,
+        event_type: str,
+        aggregate_type: str,
+        aggregate_id: str,
+        payload: dict[str, Any],
+        dependencies: tuple[AggregateRevision, ...] = (),
+    ) -> dict[str, Any]:
+        self.position += 1
+        key = (aggregate_type, aggregate_id)
+        self.revisions[key] = self.revisions.get(key, 0) + 1
+        change = AcceptedChange(
+            event_id=f"evt_{self.tenant_id}_{self.history_epoch}_{self.position:05d}",
+            tenant_id=self.tenant_id,
+            catalog_id=self.catalog_id,
+            history_epoch=self.history_epoch,
+            sequence=self.position,
+            type=event_type,
+            aggregate=AggregateRevision(type=aggregate_type, id=aggregate_id, revision=self.revisions[key]),
+            dependencies=dependencies,
+            # Internal references every event carries; no public serializer may emit them.
+            decision_id=f"dec_{self.position:05d}",
+            evidence=(f"cap_{self.position:05d}",),
+            observed_at=_T0,
+            accepted_at=_T0 + timedelta(seconds=self.position),
+            payload=payload,
+        )
+        return change.to_message()
