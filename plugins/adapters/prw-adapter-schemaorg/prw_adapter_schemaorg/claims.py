@@ -49,6 +49,9 @@ class ClaimList:
             c.attribute == attribute and c.evidence_locator == locator for c in self.claims
         ):
             return
+        if attribute == "core:description" and isinstance(found, str) and len(found) > DESCRIPTION_LIMIT:
+            self.notes.append(f"core:description at {locator} cut to {DESCRIPTION_LIMIT} characters")
+            found = found[:DESCRIPTION_LIMIT].rstrip()
         self.claims.append(Claim(attribute, found, locator))
 
     def has(self, attribute: str) -> bool:
@@ -90,14 +93,9 @@ def add_product_claims(claims: ClaimList, view: ProductView, offer: OfferReading
     claims.add_value("core:url", next(iter(view.values("url")), None) or offer.url)
     for value in view.values("image")[:IMAGE_LIMIT]:
         claims.add_value("core:image", _image(value))
-    description = next(iter(view.values("description")), None)
-    if description is not None and isinstance(description.data, str):
-        text = " ".join(description.data.split())
-        if len(text) > DESCRIPTION_LIMIT:
-            claims.notes.append(
-                f"core:description at {description.locator} cut to {DESCRIPTION_LIMIT} characters"
-            )
-        claims.add("core:description", text[:DESCRIPTION_LIMIT].rstrip(), description.locator)
+    claims.add_value(
+        "core:description", next((v for v in view.values("description") if isinstance(v.data, str)), None)
+    )
     for value in view.values("category"):
         claims.add_value("core:category", _named(value))
     for value in view.values("color"):

@@ -90,10 +90,15 @@ def name_of(entity: Entity | ProductView) -> str | None:
 
 
 def _matches_title(name: str | None, titles: Sequence[str]) -> bool:
-    folded = _folded(name or "")
-    if len(folded) < 3:
+    """The name is a run of whole words of a title ("Blue Kettle" in "Blue Kettle | Shop"), or a title is a run
+    of whole words of the name; "Shop" does not match "Shopping bag"."""
+    folded = f" {_folded(name or '')} "
+    if len(folded.strip()) < 3:
         return False
-    return any(folded in title or (len(title) >= 3 and title in folded) for title in map(_folded, titles))
+    for title in (f" {_folded(t)} " for t in titles):
+        if folded in title or (len(title.strip()) >= 3 and title in folded):
+            return True
+    return False
 
 
 def _has(view: ProductView, key: str | tuple[str, ...]) -> bool:

@@ -118,6 +118,16 @@ def test_long_description_is_bounded_and_noted(extract_html: Extract, claims_of:
     assert "core:description at jsonld[0].description cut to 2000 characters" in extraction.diagnostics
 
 
+def test_long_meta_description_is_bounded_too(extract_html: Extract, claims_of: ClaimsOf) -> None:
+    head = f'<meta name="description" content="{"lorem " * 500}">'
+    extraction = extract_html(f"<html><head>{head}</head><body><h1>Lamp</h1></body></html>")
+    ((description, locator),) = claims_of(extraction, "core:description")
+    assert isinstance(description, str)
+    assert 1990 < len(description) <= 2000
+    assert locator == "meta[name=description]"
+    assert "core:description at meta[name=description] cut to 2000 characters" in extraction.diagnostics
+
+
 def test_meta_tags_fill_what_the_product_does_not_say(extract_html: Extract, claims_of: ClaimsOf) -> None:
     head = (
         '<meta property="og:url" content="https://shop.example/kettle">'

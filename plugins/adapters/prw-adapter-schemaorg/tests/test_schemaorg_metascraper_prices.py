@@ -40,7 +40,7 @@ EXPECTED_CURRENCY = {
 DIFFERENT_READING = {
     "etsy.html": (
         "the page states two prices: schema.org AggregateOffer 43.90 EUR (the visitor-localized price; the "
-        "visible 53,11 EUR is it plus 21% VAT) and meta product:price:amount '48,00' USD (the shop's own "
+        "visible 53,11 EUR is it with VAT) and meta product:price:amount '48,00' USD (the shop's own "
         "currency). pa_schemaorg follows schema.org precedence and reports 43.90 EUR with a disagreement "
         "diagnostic; upstream expects 48 because metascraper reads product:price:amount first"
     ),

@@ -49,6 +49,12 @@ def test_without_a_title_match_the_product_with_a_price_wins(extract_html: Extra
     assert any("skipped: jsonld[0] ('Manual')" in d for d in extraction.diagnostics)
 
 
+def test_title_match_is_on_whole_words(extract_html: Extract) -> None:
+    # "Shop" is not "Shopping bag": the priced product wins, not the one whose name merely contains the title.
+    extraction = extract_html(page(product("Shopping bag"), product("Kettle", "29.00"), title="Shop"))
+    assert extraction.listing.title == "Kettle"
+
+
 def test_then_the_more_complete_product_wins(extract_html: Extract) -> None:
     extraction = extract_html(
         page(product("A", "1.00"), product("B", "2.00", sku="B-1", brand="Acme", color="red"), title="Shop")
