@@ -1,0 +1,295 @@
+"""The PostgreSQL queue (the embedded default): named queues in ``queue.message``, dead letters in
+``queue.dead_letter`` (migration 0002).
+
+A receive is one short transaction: lock due rows ``FOR UPDATE SKIP LOCKED`` in ``visible_after`` order, move the
+ones already delivered ``max_receives`` times to the DLQ, and give the others a new ``visible_after``, a bumped
+``receive_count`` and a fresh ``delivery_token``. Parallel consumers skip each other's locked rows and, once the
+transaction commits, the rows are invisible, so no two consumers hold the same message while it is invisible.
+Ack, retry and dead-letter match on the row id *and* the token, so a handle from an earlier delivery does nothing.
+
+The queue works through the caller's ``Database``, whose role decides what it may do (0002's grants). ``send``
+with ``conn`` joins the caller's open transaction instead (AW-02's sweeper, or a producer that wants the message
+to commit with its own rows); the database clock of that transaction is the enqueue time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+from uuid import UUID
+
+from prw_platform.db.database import Connection, Database
+from prw_platform.db.errors import DatabaseUnavailable
+from prw_platform.queues.body import Body, encode_body
+from prw_platform.queues.errors import QueueUnavailable
+from prw_platform.queues.port import (
+    MAX_RECEIVES_EXCEEDED,
+    DeadLetter,
+    OutgoingMessage,
+    QueueDepth,
+    ReceiptHandle,
+    Received,
+    check_delay,
+    check_max_receives,
+    check_message_id,
+    check_queue_name,
+    check_reason,
+    check_receive,
+    check_visibility_timeout,
+)
+
+T = TypeVar("T")
+Row = dict[str, Any]
+
+_INSERT = """
+INSERT INTO queue.message (queue_name, message_key, body, body_bytes, visible_after)
+VALUES (%s, %s, %s::jsonb, %s, now() + %s * interval '1 second')
+"""
+
+# ADR-009: the receive that would be delivery max_receives + 1 dead-letters the message instead of delivering it.
+_RECEIVE = """
+WITH due AS (
+    SELECT id, receive_count FROM queue.message
+    WHERE queue_name = %(queue)s AND visible_after <= now()
+    ORDER BY visible_after
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), exhausted AS (
+    DELETE FROM queue.message m USING due
+    WHERE m.id = due.id AND due.receive_count >= %(max_receives)s
+    RETURNING m.*
+), dead AS (
+    INSERT INTO queue.dead_letter
+        (queue_name, message_key, body, body_bytes, enqueued_at, first_received_at, receive_count, reason)
+    SELECT queue_name, message_key, body, body_bytes, enqueued_at, first_received_at, receive_count, %(reason)s
+    FROM exhausted
+)
+UPDATE queue.message m
+SET receive_count = m.receive_count + 1,
+    visible_after = now() + %(visibility)s * interval '1 second',
+    first_received_at = coalesce(m.first_received_at, now()),
+    delivery_token = gen_random_uuid()
+FROM due
+WHERE m.id = due.id AND due.receive_count < %(max_receives)s
+RETURNING m.id, m.message_key, m.body, m.body_bytes, m.receive_count, m.enqueued_at, m.first_received_at,
+          m.visible_after, m.delivery_token
+"""
+
+_ACK = "DELETE FROM queue.message WHERE id = %s AND delivery_token = %s"
+
+# A message put back for later is settled for this delivery: clearing the token retires the handle.
+_RETRY_LATER = """
+UPDATE queue.message SET visible_after = now() + %s * interval '1 second', delivery_token = NULL
+WHERE id = %s AND delivery_token = %s
+"""
+
+_DEAD_LETTER = """
+WITH taken AS (
+    DELETE FROM queue.message WHERE id = %(id)s AND delivery_token = %(token)s RETURNING *
+)
+INSERT INTO queue.dead_letter
+    (queue_name, message_key, body, body_bytes, enqueued_at, first_received_at, receive_count, reason, detail)
+SELECT queue_name, message_key, body, body_bytes, enqueued_at, first_received_at, receive_count,
+       %(reason)s, %(detail)s
+FROM taken
+"""
+
+_DEAD_LETTERS = """
+SELECT id, queue_name, message_key, body, body_bytes, enqueued_at, receive_count, reason, detail, dead_lettered_at
+FROM queue.dead_letter WHERE queue_name = %s ORDER BY id LIMIT %s
+"""
+
+# Redrive: a new delivery history (receive_count 0, visible now), like a new send.
+_REDRIVE = """
+WITH moved AS (
+    DELETE FROM queue.dead_letter WHERE queue_name = %s AND id = ANY(%s) RETURNING *
+)
+INSERT INTO queue.message (queue_name, message_key, body, body_bytes)
+SELECT queue_name, message_key, body, body_bytes FROM moved
+"""
+
+_DEPTH = """
+SELECT count(*) FILTER (WHERE visible_after <= now()) AS visible,
+       count(*) FILTER (WHERE visible_after > now() AND delivery_token IS NOT NULL) AS in_flight,
+       count(*) FILTER (WHERE visible_after > now() AND delivery_token IS NULL) AS delayed,
+       (SELECT count(*) FROM queue.dead_letter WHERE queue_name = %(queue)s) AS dead
+FROM queue.message WHERE queue_name = %(queue)s
+"""
+
+
+class PostgresQueue:
+    transactional_send = True
+
+    def __init__(
+        self,
+        db: Database,
+        name: str,
+        *,
+        max_receives: int = 5,
+        visibility_timeout: int = 60,
+        poll_interval_seconds: float = 0.2,
+    ) -> None:
+        self._db = db
+        self._name = check_queue_name(name)
+        self._max_receives = check_max_receives(max_receives)
+        self._visibility_timeout = check_visibility_timeout(visibility_timeout)
+        self._poll_interval = poll_interval_seconds
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def max_receives(self) -> int:
+        return self._max_receives
+
+    def send(
+        self,
+        body: Body,
+        *,
+        message_id: str | None = None,
+        delay_seconds: int = 0,
+        conn: Connection | None = None,
+    ) -> str:
+        ids = self.send_batch([OutgoingMessage(body, message_id, delay_seconds)], conn=conn)
+        return ids[0]
+
+    def send_batch(self, messages: Sequence[OutgoingMessage], *, conn: Connection | None = None) -> list[str]:
+        ids: list[str] = []
+        params: list[tuple[object, ...]] = []
+        for message in messages:
+            encoded = encode_body(message.body)
+            message_id = check_message_id(message.message_id)
+            ids.append(message_id)
+            params.append(
+                (self._name, message_id, encoded.text, encoded.data, check_delay(message.delay_seconds))
+            )
+        if not params:
+            return ids
+
+        def insert(c: Connection) -> None:
+            with c.cursor() as cur:
+                cur.executemany(_INSERT, params)
+
+        if conn is not None:
+            insert(conn)
+        else:
+            self._run(insert)
+        return ids
+
+    def receive(
+        self,
+        max_messages: int = 1,
+        *,
+        visibility_timeout: int | None = None,
+        wait_seconds: int = 0,
+    ) -> list[Received]:
+        check_receive(max_messages, wait_seconds)
+        visibility = check_visibility_timeout(
+            self._visibility_timeout if visibility_timeout is None else visibility_timeout
+        )
+        params = {
+            "queue": self._name,
+            "limit": max_messages,
+            "max_receives": self._max_receives,
+            "reason": MAX_RECEIVES_EXCEEDED,
+            "visibility": visibility,
+        }
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            rows = self._run(lambda c: c.execute(_RECEIVE, params).fetchall())
+            if rows or time.monotonic() >= deadline:
+                return [self._received(row) for row in rows]
+            time.sleep(min(self._poll_interval, max(0.0, deadline - time.monotonic())))
+
+    def ack(self, handle: ReceiptHandle) -> bool:
+        row_id, token = self._delivery(handle)
+        return self._run(lambda c: c.execute(_ACK, (row_id, token)).rowcount) == 1
+
+    def retry_later(self, handle: ReceiptHandle, delay_seconds: int) -> bool:
+        row_id, token = self._delivery(handle)
+        delay = check_visibility_timeout(delay_seconds)
+        return self._run(lambda c: c.execute(_RETRY_LATER, (delay, row_id, token)).rowcount) == 1
+
+    def dead_letter(self, message: Received, reason: str, *, detail: str | None = None) -> bool:
+        check_reason(reason, detail)
+        row_id, token = self._delivery(message.handle)
+        params = {"id": row_id, "token": token, "reason": reason, "detail": detail}
+        return self._run(lambda c: c.execute(_DEAD_LETTER, params).rowcount) == 1
+
+    def dead_letters(self, limit: int = 100) -> list[DeadLetter]:
+        rows: list[Row] = self._run(lambda c: c.execute(_DEAD_LETTERS, (self._name, limit)).fetchall())
+        return [
+            DeadLetter(
+                dead_letter_id=str(row["id"]),
+                queue=row["queue_name"],
+                message_id=row["message_key"],
+                body=_body(row),
+                reason=row["reason"],
+                detail=row["detail"],
+                receive_count=row["receive_count"],
+                enqueued_at=row["enqueued_at"],
+                dead_lettered_at=row["dead_lettered_at"],
+            )
+            for row in rows
+        ]
+
+    def redrive(self, dead_letter_ids: Sequence[str]) -> int:
+        ids = [int(i) for i in dead_letter_ids if i.isdigit()]
+        if not ids:
+            return 0
+        return self._run(lambda c: c.execute(_REDRIVE, (self._name, ids)).rowcount)
+
+    def depth(self) -> QueueDepth:
+        row: Row | None = self._run(lambda c: c.execute(_DEPTH, {"queue": self._name}).fetchone())
+        assert row is not None  # an aggregate always returns one row
+        return QueueDepth(
+            queue=self._name,
+            visible=row["visible"],
+            in_flight=row["in_flight"],
+            delayed=row["delayed"],
+            dead=row["dead"],
+            approximate=False,
+        )
+
+    def _run(self, work: Callable[[Connection], T]) -> T:
+        try:
+            return self._db.run(work)
+        except DatabaseUnavailable as exc:
+            raise QueueUnavailable(str(exc)) from exc
+
+    def _received(self, row: Row) -> Received:
+        visible_after: datetime = row["visible_after"]
+        token: UUID = row["delivery_token"]
+        return Received(
+            message_id=row["message_key"],
+            body=_body(row),
+            handle=ReceiptHandle(
+                queue=self._name,
+                message_id=row["message_key"],
+                delivery=f"{row['id']}:{token}",
+                invisible_until=visible_after,
+            ),
+            receive_count=row["receive_count"],
+            enqueued_at=row["enqueued_at"],
+            first_received_at=row["first_received_at"],
+            max_receives=self._max_receives,
+        )
+
+    def _delivery(self, handle: ReceiptHandle) -> tuple[int, UUID]:
+        if handle.queue != self._name:
+            raise ValueError(f"a receipt handle of queue {handle.queue!r} used on {self._name!r}")
+        row_id, _, token = handle.delivery.partition(":")
+        try:
+            return int(row_id), UUID(token)
+        except ValueError as exc:
+            raise ValueError(f"not a PostgreSQL queue receipt handle: {handle.delivery!r}") from exc
+
+
+def _body(row: Row) -> Body:
+    if row["body_bytes"] is not None:
+        return bytes(row["body_bytes"])
+    body: dict[str, Any] = row["body"]
+    return body
