@@ -12,7 +12,7 @@ from extruct.xmldom import XmlDomHTMLParser
 from lxml.html import HtmlElement
 
 from prw_adapter_schemaorg.claims import ClaimList, add_page_claims, add_product_claims
-from prw_adapter_schemaorg.decoding import decode_html
+from prw_adapter_schemaorg.decoding import decode_html, media_type_charset
 from prw_adapter_schemaorg.entities import Entity, jsonld_entities, microdata_entities, rdfa_entities
 from prw_adapter_schemaorg.jsonld import jsonld_blocks
 from prw_adapter_schemaorg.money import region_hint
@@ -52,7 +52,9 @@ class SchemaOrgAdapter:
 
     def extract(self, capture: CaptureView, artifacts: Sequence[Artifact]) -> Extraction:
         artifact = _html_artifact(capture, artifacts)
-        document = decode_html(artifact.data, artifact.media_type or capture.media_type)
+        # The artifact's own charset, else the capture's (an artifact stored as application/octet-stream).
+        declared = artifact.media_type if media_type_charset(artifact.media_type) else capture.media_type
+        document = decode_html(artifact.data, declared)
         diagnostics: list[str] = []
         if document.replaced:
             diagnostics.append(

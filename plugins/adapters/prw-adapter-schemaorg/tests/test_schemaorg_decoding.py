@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from prw_adapter_schemaorg import SchemaOrgAdapter
 from prw_adapter_schemaorg.decoding import decode_html, media_type_charset
 
-from prw_platform.plugins import Extraction
+from prw_platform.plugins import Artifact, CaptureView, Extraction
 
 Extract = Callable[..., Extraction]
 
@@ -21,6 +22,12 @@ def test_charset_of_the_media_type_is_used(extract_html: Extract) -> None:
     extraction = extract_html(CAFE_CP1252, media_type="text/html; charset=windows-1252")
     assert extraction.listing.title == "Café crème"
     assert not any("U+FFFD" in d for d in extraction.diagnostics)
+
+
+def test_capture_charset_is_used_for_an_artifact_stored_without_one(adapter: SchemaOrgAdapter) -> None:
+    capture = CaptureView("cap_1", "src_1", "text/html; charset=windows-1252")
+    artifact = Artifact("art_1", "-", "application/octet-stream", CAFE_CP1252)
+    assert adapter.extract(capture, [artifact]).listing.title == "Café crème"
 
 
 def test_meta_charset_is_used_when_the_media_type_has_none(extract_html: Extract) -> None:
