@@ -207,7 +207,10 @@ def _render(result: dict[str, Any]) -> None:
         ("diagnostics", ("diagnostic",), [{"diagnostic": d} for d in result["diagnostics"]]),
     ]
     for title, columns, rows in sections:
-        table = Table(title=f"{title} ({len(rows)})", title_justify="left")
+        console.print(f"\n[bold]{title}[/bold] ({len(rows)})", highlight=False)
+        if not rows:
+            continue
+        table = Table()
         for column in columns:
             table.add_column(column, overflow="fold")
         for row in rows:

@@ -6,6 +6,8 @@ from types import ModuleType
 
 import prw_platform.plugins.builtin.listing_json as listing_json
 
+__all__ = ["BUILTIN_DISTRIBUTION", "BUILTIN_PLUGINS", "listing_json"]
+
 BUILTIN_DISTRIBUTION = "prw-platform"
 
 #: (registered plugin name, plugin module); ``get_plugin_manager`` registers each of them.

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 from prw_profiles_core import plugin
 
-from prw_platform.plugins import Claim
+from prw_platform.plugins import AttributeValue, Claim
 from prw_platform.plugins.testing import ProfileCase, ProfileContract
 
 SSD_CLAIMS = (
@@ -21,7 +21,7 @@ SSD_CLAIMS = (
     Claim("spec:Sequential Read", "560 MB/s", "/specs/sequential read"),
     Claim("spec:Sequential Write", "530 MB/s", "/specs/sequential write"),
 )
-CORE_EXPECTED = {
+CORE_EXPECTED: dict[str, AttributeValue] = {
     "core:gtin": "08806090545917",
     "core:mpn": "MZ-77E1T0B/EU",
     "core:price": Decimal("89.90"),
@@ -71,7 +71,7 @@ class TestStorageProfileV1Contract(ProfileContract):
 
     @pytest.fixture
     def cases(self) -> Sequence[ProfileCase]:
-        storage = {
+        storage: dict[str, AttributeValue] = {
             "storage:capacity": Decimal(1000),
             "storage:interface": "sata",
             "storage:form_factor": "2.5in",
@@ -97,5 +97,8 @@ class TestStorageProfileV2Contract(ProfileContract):
 
     @pytest.fixture
     def cases(self) -> Sequence[ProfileCase]:
-        storage = {"storage:capacity": Decimal(1000), "storage:write_speed": Decimal(530)}
+        storage: dict[str, AttributeValue] = {
+            "storage:capacity": Decimal(1000),
+            "storage:write_speed": Decimal(530),
+        }
         return [ProfileCase("ssd_listing", SSD_CLAIMS, CORE_EXPECTED | storage), CONFLICT, BAD_CHECK_DIGIT]
