@@ -1,0 +1,121 @@
+"""Provision tenants, catalogs (with their release policy) and sources, idempotently, and open the catalog's
+accepted-change stream at the CURRENT history epoch of the control plane (``prw_platform.epochs``).
+
+Provisioning is safe to repeat: an existing tenant is kept, an existing catalog takes the given name and release
+policy, an existing source the given name and base URL. A source belongs to one catalog for good (its listings
+are that catalog's listings), so provisioning it under another catalog is refused.
+
+Opening the stream at a new epoch (after a restore) fences the cursors of older epochs, so writers still holding
+an old epoch fail with HISTORY_EPOCH_FENCED instead of committing into abandoned history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from prw_platform.db.database import Connection, Database
+from prw_platform.epochs import current_epoch, ensure_epoch
+from prw_platform.resolver.decisions.commands import StreamRef
+from prw_platform.resolver.decisions.service import Clock, utc_now
+from prw_platform.resolver.decisions.stream import open_cursor
+
+ReleasePolicy = Literal["automatic", "manual"]
+
+
+class SourceCatalogConflict(Exception):
+    code = "SOURCE_CATALOG_CONFLICT"
+
+
+class StreamNotProvisioned(Exception):
+    """The control plane has no current history epoch for the catalog: provision it first."""
+
+    code = "STREAM_NOT_PROVISIONED"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSpec:
+    source_id: str
+    name: str
+    base_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogSpec:
+    tenant_id: str
+    catalog_id: str
+    name: str
+    #: issue 3: "automatic" releases every decision that changes public state; "manual" waits for an operator.
+    release_policy: ReleasePolicy = "manual"
+    sources: tuple[SourceSpec, ...] = ()
+    tenant_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProvisionedCatalog:
+    stream: StreamRef
+    release_policy: ReleasePolicy
+    sources: tuple[str, ...]
+    #: True when this call opened the stream cursor (a new catalog, or a new history epoch).
+    stream_opened: bool
+
+
+def provision_catalog(
+    resolver: Database, control: Database, spec: CatalogSpec, *, clock: Clock = utc_now
+) -> ProvisionedCatalog:
+    """Create or update the tenant, catalog and sources, and open the stream at the current epoch."""
+    epoch = ensure_epoch(control, spec.tenant_id, spec.catalog_id)
+    stream = StreamRef(spec.tenant_id, spec.catalog_id, epoch.epoch_id)
+
+    def work(conn: Connection) -> bool:
+        conn.execute(
+            "INSERT INTO resolver.tenant (tenant_id, name) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+            (spec.tenant_id, spec.tenant_name or spec.tenant_id),
+        )
+        conn.execute(
+            """INSERT INTO resolver.catalog (tenant_id, catalog_id, name, release_policy) VALUES (%s, %s, %s, %s)
+               ON CONFLICT (tenant_id, catalog_id)
+               DO UPDATE SET name = excluded.name, release_policy = excluded.release_policy""",
+            (spec.tenant_id, spec.catalog_id, spec.name, spec.release_policy),
+        )
+        for source in spec.sources:
+            _provision_source(conn, spec, source)
+        return open_cursor(conn, stream, clock())
+
+    opened = resolver.run(work, tenant_id=spec.tenant_id)
+    return ProvisionedCatalog(stream, spec.release_policy, tuple(s.source_id for s in spec.sources), opened)
+
+
+def _provision_source(conn: Connection, spec: CatalogSpec, source: SourceSpec) -> None:
+    existing = conn.execute(
+        "SELECT catalog_id FROM resolver.source WHERE tenant_id = %s AND source_id = %s FOR UPDATE",
+        (spec.tenant_id, source.source_id),
+    ).fetchone()
+    if existing is not None and existing["catalog_id"] != spec.catalog_id:
+        raise SourceCatalogConflict(
+            f"source {source.source_id} belongs to catalog {existing['catalog_id']}, not {spec.catalog_id}"
+        )
+    conn.execute(
+        """INSERT INTO resolver.source (tenant_id, source_id, catalog_id, name, base_url) VALUES (%s, %s, %s, %s, %s)
+           ON CONFLICT (tenant_id, source_id) DO UPDATE SET name = excluded.name, base_url = excluded.base_url""",
+        (spec.tenant_id, source.source_id, spec.catalog_id, source.name, source.base_url),
+    )
+
+
+def set_release_policy(resolver: Database, tenant_id: str, catalog_id: str, policy: ReleasePolicy) -> None:
+    def work(conn: Connection) -> int:
+        return conn.execute(
+            "UPDATE resolver.catalog SET release_policy = %s WHERE tenant_id = %s AND catalog_id = %s",
+            (policy, tenant_id, catalog_id),
+        ).rowcount
+
+    if resolver.run(work, tenant_id=tenant_id) != 1:
+        raise LookupError(f"no catalog {catalog_id} for tenant {tenant_id}")
+
+
+def current_stream(control: Database, tenant_id: str, catalog_id: str) -> StreamRef:
+    """The stream decisions write to now: the catalog at the control plane's current history epoch."""
+    epoch = current_epoch(control, tenant_id, catalog_id)
+    if epoch is None:
+        raise StreamNotProvisioned(f"no history epoch for {tenant_id}/{catalog_id}")
+    return StreamRef(tenant_id, catalog_id, epoch.epoch_id)

@@ -1,0 +1,68 @@
+"""The resolver's decision write path (AW-01): commands, the decision service and identity lookups.
+
+``decide(cmd, db, stream)`` runs one decision in its own READ COMMITTED transaction; ``apply_decision(conn, ...)``
+runs it inside a caller's transaction (the resolution consumer commits its inbox row with it).
+"""
+
+from prw_platform.resolver.decisions.commands import (
+    Candidate,
+    Command,
+    CreateItemAndMap,
+    DecideCase,
+    DecisionResult,
+    EventRef,
+    ItemFacts,
+    ListingObservation,
+    MapListing,
+    OpenReviewCase,
+    StreamRef,
+)
+from prw_platform.resolver.decisions.errors import (
+    CaseNotFound,
+    DecisionError,
+    HistoryEpochFenced,
+    IdempotencyConflict,
+    IdentifierConflict,
+    InvariantViolation,
+    ItemExists,
+    SourceNotInCatalog,
+    StaleCaseRevision,
+    StreamNotOpen,
+)
+from prw_platform.resolver.decisions.identity import AmbiguousIdentity, ItemMatch, find_item_by_identifiers
+from prw_platform.resolver.decisions.records import DecisionRecord, find_decision_by_key, get_decision
+from prw_platform.resolver.decisions.service import Clock, apply_decision, decide, utc_now
+
+__all__ = [
+    "AmbiguousIdentity",
+    "Candidate",
+    "CaseNotFound",
+    "Clock",
+    "Command",
+    "CreateItemAndMap",
+    "DecideCase",
+    "DecisionError",
+    "DecisionRecord",
+    "DecisionResult",
+    "EventRef",
+    "HistoryEpochFenced",
+    "IdempotencyConflict",
+    "IdentifierConflict",
+    "InvariantViolation",
+    "ItemExists",
+    "ItemFacts",
+    "ItemMatch",
+    "ListingObservation",
+    "MapListing",
+    "OpenReviewCase",
+    "SourceNotInCatalog",
+    "StaleCaseRevision",
+    "StreamNotOpen",
+    "StreamRef",
+    "apply_decision",
+    "decide",
+    "find_decision_by_key",
+    "find_item_by_identifiers",
+    "get_decision",
+    "utc_now",
+]

@@ -1,0 +1,101 @@
+"""Review cases (if_review_decision): opened by an automatic rule, decided by a reviewer at a known revision."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from prw_platform.db.database import Connection
+from prw_platform.resolver.decisions.commands import Candidate
+from prw_platform.resolver.decisions.errors import CaseNotFound, StaleCaseRevision
+
+AWAITING_HUMAN = "awaiting_human"
+DECIDED = "decided"
+DISMISSED = "dismissed"
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewCase:
+    case_id: str
+    catalog_id: str
+    kind: str
+    status: str
+    revision: int
+    capture_id: str
+    listing_id: str
+    opened_by: str
+
+
+def case_id_for(decision_id: str) -> str:
+    return f"rc_{hashlib.sha256(decision_id.encode()).hexdigest()[:20]}"
+
+
+def open_case(
+    conn: Connection,
+    tenant_id: str,
+    case: ReviewCase,
+    candidates: tuple[Candidate, ...],
+    evidence: Mapping[str, Any],
+    now: datetime,
+) -> None:
+    conn.execute(
+        """INSERT INTO resolver.review_case (tenant_id, catalog_id, case_id, kind, status, revision, capture_id,
+               listing_id, candidates, evidence, opened_by, created_at, updated_at)
+           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+        (
+            tenant_id,
+            case.catalog_id,
+            case.case_id,
+            case.kind,
+            case.status,
+            case.revision,
+            case.capture_id,
+            case.listing_id,
+            Jsonb([{"item_id": c.item_id, "score": c.score, "reason": c.reason} for c in candidates]),
+            Jsonb(dict(evidence)),
+            case.opened_by,
+            now,
+            now,
+        ),
+    )
+
+
+def take_case_revision(conn: Connection, tenant_id: str, case_id: str, expected_revision: int) -> ReviewCase:
+    """INV-04 (AW-01 "Check case revision"): ``UPDATE review_case SET revision = revision + 1 WHERE id AND
+    revision = expected``. No row updated means another decision got there first: STALE_CASE_REVISION."""
+    row = conn.execute(
+        """UPDATE resolver.review_case SET revision = revision + 1
+           WHERE tenant_id = %s AND case_id = %s AND revision = %s
+           RETURNING *""",
+        (tenant_id, case_id, expected_revision),
+    ).fetchone()
+    if row is None:
+        current = conn.execute(
+            "SELECT revision FROM resolver.review_case WHERE tenant_id = %s AND case_id = %s",
+            (tenant_id, case_id),
+        ).fetchone()
+        if current is None:
+            raise CaseNotFound(f"no review case {case_id}")
+        raise StaleCaseRevision(case_id, expected_revision, int(str(current["revision"])))
+    return ReviewCase(
+        case_id=str(row["case_id"]),
+        catalog_id=str(row["catalog_id"]),
+        kind=str(row["kind"]),
+        status=str(row["status"]),
+        revision=int(str(row["revision"])),
+        capture_id=str(row["capture_id"]),
+        listing_id=str(row["listing_id"]),
+        opened_by=str(row["opened_by"]),
+    )
+
+
+def set_case_status(conn: Connection, tenant_id: str, case_id: str, status: str, now: datetime) -> None:
+    conn.execute(
+        "UPDATE resolver.review_case SET status = %s, updated_at = %s WHERE tenant_id = %s AND case_id = %s",
+        (status, now, tenant_id, case_id),
+    )

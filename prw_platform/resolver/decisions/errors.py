@@ -1,0 +1,79 @@
+"""Typed decision errors. Raising one inside the decision transaction rolls it back: nothing is committed and no
+stream position is consumed (AW-01). ``code`` is the seed's error code where one exists."""
+
+from __future__ import annotations
+
+
+class DecisionError(Exception):
+    code = "DECISION_REJECTED"
+    retryable = False
+
+
+class StaleCaseRevision(DecisionError):
+    """INV-04, if_review_decision: 409 STALE_CASE_REVISION, do not retry: reload and re-check."""
+
+    code = "STALE_CASE_REVISION"
+
+    def __init__(self, case_id: str, expected: int, actual: int) -> None:
+        super().__init__(f"case {case_id} is at revision {actual}, the decision was made against {expected}")
+        self.case_id = case_id
+        self.expected = expected
+        self.actual = actual
+
+
+class CaseNotFound(DecisionError):
+    code = "CASE_NOT_FOUND"
+
+
+class InvariantViolation(DecisionError):
+    """The decision would break an invariant (ARCHITECTURE.md INV-nn)."""
+
+    code = "INVARIANT_VIOLATION"
+
+    def __init__(self, invariant: str, message: str) -> None:
+        super().__init__(f"{invariant}: {message}")
+        self.invariant = invariant
+
+
+class IdentifierConflict(DecisionError):
+    """A new item's strong identifier already names another item of the catalog. The caller should resolve
+    identity again (a concurrent job may have created the item): retrying the job maps to it."""
+
+    code = "IDENTIFIER_CONFLICT"
+    retryable = True
+
+    def __init__(self, scheme: str, value: str, item_id: str) -> None:
+        super().__init__(f"{scheme} {value} already identifies {item_id}")
+        self.scheme = scheme
+        self.value = value
+        self.item_id = item_id
+
+
+class ItemExists(DecisionError):
+    """A reviewer named a new item with an id that is already taken."""
+
+    code = "ITEM_EXISTS"
+
+
+class SourceNotInCatalog(DecisionError):
+    """INV-06 / INV-07: a listing belongs to its source's catalog, which must be the decision's stream."""
+
+    code = "SOURCE_NOT_IN_CATALOG"
+
+
+class IdempotencyConflict(DecisionError):
+    """The same idempotency key was used for a different command (the seed's IDEMPOTENCY_CONFLICT)."""
+
+    code = "IDEMPOTENCY_CONFLICT"
+
+
+class StreamNotOpen(DecisionError):
+    """No stream cursor exists for (tenant, catalog, history_epoch): provision the catalog first."""
+
+    code = "STREAM_NOT_OPEN"
+
+
+class HistoryEpochFenced(DecisionError):
+    """The stream belongs to a superseded history epoch (if_projection_bootstrap: "Fence old workers")."""
+
+    code = "HISTORY_EPOCH_FENCED"

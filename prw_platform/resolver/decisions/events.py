@@ -1,0 +1,111 @@
+"""Accepted-change events of one decision (docs/events.md): one per affected aggregate revision, numbered from
+the locked cursor, each naming the aggregate revisions it depends on."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from prw_platform.contracts import AcceptedChange, AggregateRevision
+from prw_platform.resolver.decisions.commands import EventRef, StreamRef
+from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
+from prw_platform.resolver.decisions.releases import Release
+
+CATALOG_ITEM = "catalog_item"
+LISTING = "listing"
+LISTING_MAPPING = "listing_mapping"
+RELEASE = "release"
+
+
+class EventBatch:
+    """Builds the events of one decision in position order, starting after the locked cursor."""
+
+    def __init__(
+        self,
+        stream: StreamRef,
+        committed_position: int,
+        decision_id: str,
+        accepted_at: datetime,
+        evidence: tuple[str, ...],
+        observed_at: datetime | None,
+    ) -> None:
+        self._stream = stream
+        self._next_position = committed_position + 1
+        self._decision_id = decision_id
+        self._accepted_at = accepted_at
+        self._evidence = evidence
+        self._observed_at = observed_at
+        self.events: list[AcceptedChange] = []
+
+    def _add(
+        self,
+        event_type: str,
+        aggregate: AggregateRevision,
+        payload: dict[str, Any],
+        dependencies: tuple[AggregateRevision, ...] = (),
+    ) -> None:
+        ordinal = len(self.events) + 1
+        self.events.append(
+            AcceptedChange(
+                # Unique in the stream: the decision id is unique per tenant, the ordinal within the decision.
+                event_id=f"evt_{self._decision_id.removeprefix('dec_')}_{ordinal}",
+                tenant_id=self._stream.tenant_id,
+                catalog_id=self._stream.catalog_id,
+                history_epoch=self._stream.history_epoch,
+                sequence=self._next_position,
+                type=event_type,
+                aggregate=aggregate,
+                dependencies=dependencies,
+                decision_id=self._decision_id,
+                evidence=self._evidence,
+                observed_at=self._observed_at,
+                accepted_at=self._accepted_at,
+                payload=payload,
+            )
+        )
+        self._next_position += 1
+
+    def item_created(self, item: ItemState) -> None:
+        kind = "catalog_item.created" if item.revision == 1 else "catalog_item.updated"
+        self._add(kind, _rev(CATALOG_ITEM, item.item_id, item.revision), item.payload())
+
+    def listing_observed(self, listing: ListingState) -> None:
+        self._add("listing.observed", _rev(LISTING, listing.listing_id, listing.revision), listing.payload())
+
+    def mapping_changed(
+        self, mapping: MappingState, previous_item: str | None, target: ItemState, listing: ListingState
+    ) -> None:
+        kind = "listing_mapping.created" if mapping.revision == 1 else "listing_mapping.corrected"
+        self._add(
+            kind,
+            _rev(LISTING_MAPPING, mapping.listing_id, mapping.revision),
+            {"listing": mapping.listing_id, "from": previous_item, "item": mapping.item_id},
+            # docs/events.md: the target item at its current revision, the listing at its current revision.
+            (
+                _rev(CATALOG_ITEM, target.item_id, target.revision),
+                _rev(LISTING, listing.listing_id, listing.revision),
+            ),
+        )
+
+    def release_authorized(self, release: Release) -> None:
+        # docs/events.md: every item revision and mapping revision it publishes.
+        dependencies = (
+            *(_rev(CATALOG_ITEM, i.item_id, i.revision) for i in release.items),
+            *(_rev(LISTING_MAPPING, r.mapping.listing_id, r.mapping.revision) for r in release.listings),
+        )
+        self._add(
+            "release.authorized",
+            _rev(RELEASE, release.release_id, release.publication_revision),
+            release.payload(),
+            dependencies,
+        )
+
+    def refs(self) -> tuple[EventRef, ...]:
+        return tuple(
+            EventRef(e.event_id, e.sequence, e.type, e.aggregate.type, e.aggregate.id, e.aggregate.revision)
+            for e in self.events
+        )
+
+
+def _rev(aggregate_type: str, aggregate_id: str, revision: int) -> AggregateRevision:
+    return AggregateRevision(type=aggregate_type, id=aggregate_id, revision=revision)

@@ -1,0 +1,331 @@
+"""Accepted facts: catalog items, listings and listing mappings, each an aggregate with a revision (AW-01).
+
+Reads and writes run inside the decision transaction, after the stream cursor is locked; a write names the
+revision it replaces (``WHERE revision = previous``), so an unexpected concurrent writer fails loudly instead of
+being overwritten. Payload shapes follow docs/events.md (full state per revision).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from prw_platform.db.database import Connection
+from prw_platform.plugins.types import NormalizedAttribute
+from prw_platform.resolver.decisions.commands import ItemFacts, ListingObservation
+
+ACTIVE = "active"
+RETIRED = "retired"
+
+
+@dataclass(frozen=True, slots=True)
+class ItemState:
+    item_id: str
+    catalog_id: str
+    revision: int
+    status: str
+    profile: str
+    title: str | None
+    brand: str | None
+    identifiers: dict[str, str | None]
+    attributes: dict[str, dict[str, Any]]
+
+    def payload(self) -> dict[str, Any]:
+        """docs/events.md catalog_item payload; also the public item fields of a release (plus ``status``)."""
+        return {
+            "item": self.item_id,
+            "profile": self.profile,
+            "status": self.status,
+            "title": self.title,
+            "brand": self.brand,
+            "identifiers": dict(self.identifiers),
+            "attributes": {k: dict(v) for k, v in self.attributes.items()},
+        }
+
+    def public_fields(self) -> dict[str, Any]:
+        fields = self.payload()
+        del fields["status"]
+        return fields
+
+
+@dataclass(frozen=True, slots=True)
+class ListingState:
+    listing_id: str
+    catalog_id: str
+    source_id: str
+    natural_key: str
+    native_record_id: str | None
+    revision: int
+    url: str | None
+    title: str | None
+    price: Decimal | None
+    currency: str | None
+    availability: str | None
+    observed_at: datetime
+    capture_id: str | None
+
+    def payload(self) -> dict[str, Any]:
+        """docs/events.md listing payload, which is also the public listing fields."""
+        return {
+            "listing": self.listing_id,
+            "source_id": self.source_id,
+            "url": self.url,
+            "title": self.title,
+            "price": None if self.price is None else str(self.price),
+            "currency": self.currency,
+            "availability": self.availability,
+            "observed_at": self.observed_at.astimezone(UTC).isoformat(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MappingState:
+    listing_id: str
+    catalog_id: str
+    item_id: str
+    revision: int
+    decision_id: str
+
+
+def listing_id_for(source_id: str, natural_key: str) -> str:
+    """Stable across replays and rebuilds: the same (source, natural key) is always the same listing."""
+    digest = hashlib.sha256(f"{source_id}\x1f{natural_key}".encode()).hexdigest()[:24]
+    return f"lst_{digest}"
+
+
+def attribute_document(attribute: NormalizedAttribute) -> dict[str, Any]:
+    # INV-02: the value travels with its unit and the definition version it conforms to. Decimals stay exact.
+    value = str(attribute.value) if isinstance(attribute.value, Decimal) else attribute.value
+    return {"value": value, "unit": attribute.unit, "definition_version": attribute.definition_version}
+
+
+def new_item(item_id: str, catalog_id: str, facts: ItemFacts) -> ItemState:
+    return ItemState(
+        item_id=item_id,
+        catalog_id=catalog_id,
+        revision=1,
+        status=ACTIVE,
+        profile=facts.profile,
+        title=facts.title,
+        brand=facts.brand,
+        identifiers={"gtin": facts.gtin, "mpn": facts.mpn},
+        attributes={a.key: attribute_document(a) for a in facts.attributes},
+    )
+
+
+def observe_listing(
+    current: ListingState | None, catalog_id: str, obs: ListingObservation
+) -> ListingState | None:
+    """The listing's next revision after ``obs``, or None when the observation changes nothing: identical
+    fields, or an observation older than the one already accepted (a replay never rolls a listing back)."""
+    if current is not None and obs.observed_at < current.observed_at:
+        return None
+    observed = ListingState(
+        listing_id=current.listing_id if current else listing_id_for(obs.source_id, obs.natural_key),
+        catalog_id=catalog_id,
+        source_id=obs.source_id,
+        natural_key=obs.natural_key,
+        native_record_id=obs.native_record_id,
+        revision=current.revision + 1 if current else 1,
+        url=obs.url,
+        title=obs.title,
+        price=obs.price,
+        currency=obs.currency,
+        availability=obs.availability,
+        observed_at=obs.observed_at,
+        capture_id=obs.capture_id,
+    )
+    if current is not None and observed.payload() == current.payload():
+        return None
+    return observed
+
+
+def _item(row: dict[str, Any]) -> ItemState:
+    return ItemState(
+        item_id=row["item_id"],
+        catalog_id=row["catalog_id"],
+        revision=int(row["revision"]),
+        status=row["status"],
+        profile=row["profile"],
+        title=row["title"],
+        brand=row["brand"],
+        identifiers=dict(row["identifiers"]),
+        attributes=dict(row["attributes"]),
+    )
+
+
+def get_item(conn: Connection, tenant_id: str, item_id: str) -> ItemState | None:
+    row = conn.execute(
+        "SELECT * FROM resolver.catalog_item WHERE tenant_id = %s AND item_id = %s", (tenant_id, item_id)
+    ).fetchone()
+    return _item(row) if row else None
+
+
+def insert_item(conn: Connection, tenant_id: str, item: ItemState, now: datetime) -> None:
+    conn.execute(
+        """INSERT INTO resolver.catalog_item (tenant_id, catalog_id, item_id, revision, status, profile, title,
+               brand, identifiers, attributes, created_at, updated_at)
+           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+        (
+            tenant_id,
+            item.catalog_id,
+            item.item_id,
+            item.revision,
+            item.status,
+            item.profile,
+            item.title,
+            item.brand,
+            Jsonb(item.identifiers),
+            Jsonb(item.attributes),
+            now,
+            now,
+        ),
+    )
+
+
+def _listing(row: dict[str, Any]) -> ListingState:
+    return ListingState(
+        listing_id=row["listing_id"],
+        catalog_id=row["catalog_id"],
+        source_id=row["source_id"],
+        natural_key=row["natural_key"],
+        native_record_id=row["native_record_id"],
+        revision=int(row["revision"]),
+        url=row["url"],
+        title=row["title"],
+        price=row["price"],
+        currency=row["currency"],
+        availability=row["availability"],
+        observed_at=row["observed_at"],
+        capture_id=row["capture_id"],
+    )
+
+
+def get_listing(conn: Connection, tenant_id: str, listing_id: str) -> ListingState | None:
+    row = conn.execute(
+        "SELECT * FROM resolver.listing WHERE tenant_id = %s AND listing_id = %s", (tenant_id, listing_id)
+    ).fetchone()
+    return _listing(row) if row else None
+
+
+def find_listing(conn: Connection, tenant_id: str, source_id: str, natural_key: str) -> ListingState | None:
+    row = conn.execute(
+        "SELECT * FROM resolver.listing WHERE tenant_id = %s AND source_id = %s AND natural_key = %s",
+        (tenant_id, source_id, natural_key),
+    ).fetchone()
+    return _listing(row) if row else None
+
+
+def write_listing(conn: Connection, tenant_id: str, listing: ListingState, now: datetime) -> None:
+    values = (
+        listing.url,
+        listing.title,
+        listing.price,
+        listing.currency,
+        listing.availability,
+        listing.observed_at,
+        listing.capture_id,
+        now,
+    )
+    if listing.revision == 1:
+        conn.execute(
+            """INSERT INTO resolver.listing (tenant_id, catalog_id, listing_id, source_id, natural_key,
+                   native_record_id, revision, url, title, price, currency, availability, observed_at, capture_id,
+                   updated_at)
+               VALUES (%s, %s, %s, %s, %s, %s, 1, %s, %s, %s, %s, %s, %s, %s, %s)""",
+            (
+                tenant_id,
+                listing.catalog_id,
+                listing.listing_id,
+                listing.source_id,
+                listing.natural_key,
+                listing.native_record_id,
+                *values,
+            ),
+        )
+        return
+    _expect_one(
+        conn.execute(
+            """UPDATE resolver.listing SET revision = %s, url = %s, title = %s, price = %s, currency = %s,
+                   availability = %s, observed_at = %s, capture_id = %s, updated_at = %s
+               WHERE tenant_id = %s AND listing_id = %s AND revision = %s""",
+            (listing.revision, *values, tenant_id, listing.listing_id, listing.revision - 1),
+        ).rowcount,
+        f"listing {listing.listing_id}",
+    )
+
+
+def _mapping(row: dict[str, Any]) -> MappingState:
+    return MappingState(
+        listing_id=row["listing_id"],
+        catalog_id=row["catalog_id"],
+        item_id=row["item_id"],
+        revision=int(row["revision"]),
+        decision_id=row["decision_id"],
+    )
+
+
+def get_mapping(conn: Connection, tenant_id: str, listing_id: str) -> MappingState | None:
+    row = conn.execute(
+        "SELECT * FROM resolver.listing_mapping WHERE tenant_id = %s AND listing_id = %s",
+        (tenant_id, listing_id),
+    ).fetchone()
+    return _mapping(row) if row else None
+
+
+def next_mapping(
+    current: MappingState | None, listing: ListingState, item_id: str, decision_id: str
+) -> MappingState:
+    return MappingState(
+        listing_id=listing.listing_id,
+        catalog_id=listing.catalog_id,
+        item_id=item_id,
+        revision=current.revision + 1 if current else 1,
+        decision_id=decision_id,
+    )
+
+
+def write_mapping(conn: Connection, tenant_id: str, mapping: MappingState, now: datetime) -> None:
+    """INV-01: the primary key is the listing, so this replaces the one current mapping or creates it."""
+    if mapping.revision == 1:
+        conn.execute(
+            """INSERT INTO resolver.listing_mapping (tenant_id, catalog_id, listing_id, item_id, revision,
+                   decision_id, updated_at)
+               VALUES (%s, %s, %s, %s, 1, %s, %s)""",
+            (tenant_id, mapping.catalog_id, mapping.listing_id, mapping.item_id, mapping.decision_id, now),
+        )
+        return
+    _expect_one(
+        conn.execute(
+            """UPDATE resolver.listing_mapping SET item_id = %s, revision = %s, decision_id = %s, updated_at = %s
+               WHERE tenant_id = %s AND listing_id = %s AND revision = %s""",
+            (
+                mapping.item_id,
+                mapping.revision,
+                mapping.decision_id,
+                now,
+                tenant_id,
+                mapping.listing_id,
+                mapping.revision - 1,
+            ),
+        ).rowcount,
+        f"mapping of {mapping.listing_id}",
+    )
+
+
+def source_catalog(conn: Connection, tenant_id: str, source_id: str) -> str | None:
+    row = conn.execute(
+        "SELECT catalog_id FROM resolver.source WHERE tenant_id = %s AND source_id = %s",
+        (tenant_id, source_id),
+    ).fetchone()
+    return str(row["catalog_id"]) if row else None
+
+
+def _expect_one(rowcount: int, what: str) -> None:
+    if rowcount != 1:
+        raise RuntimeError(f"{what} changed outside the stream cursor lock")

@@ -1,0 +1,134 @@
+"""The immutable decision row (AW-01 "Insert decision", INV-05) and its idempotency key."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from prw_platform.db.database import Connection
+from prw_platform.resolver.decisions.commands import Command, DecisionResult, EventRef, StreamRef
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRecord:
+    decision_id: str
+    stream: StreamRef
+    action: str
+    actor: str
+    rationale: str
+    case_id: str | None
+    case_revision: int | None
+    evidence: tuple[str, ...]
+    prior_decisions: tuple[str, ...]
+    details: dict[str, Any]
+    events: tuple[EventRef, ...]
+    item_id: str | None
+    listing_id: str | None
+    idempotency_key: str | None
+    request_sha256: str | None
+    created_at: datetime
+
+    def result(self, *, replayed: bool) -> DecisionResult:
+        return DecisionResult(
+            decision_id=self.decision_id,
+            action=self.action,
+            stream=self.stream,
+            events=self.events,
+            item_id=self.item_id,
+            listing_id=self.listing_id,
+            case_id=self.case_id,
+            case_revision=self.case_revision,
+            replayed=replayed,
+            created_at=self.created_at,
+        )
+
+
+def new_decision_id() -> str:
+    return f"dec_{uuid.uuid4().hex[:24]}"
+
+
+def request_fingerprint(command: Command) -> str:
+    """The same idempotency key with a different command is a conflict, not a replay."""
+    document = {"command": type(command).__name__, **dataclasses.asdict(command)}
+    canonical = json.dumps(document, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _effects(record: DecisionRecord) -> dict[str, Any]:
+    return {
+        "item_id": record.item_id,
+        "listing_id": record.listing_id,
+        "events": [dataclasses.asdict(e) for e in record.events],
+    }
+
+
+def insert_decision(conn: Connection, record: DecisionRecord) -> None:
+    stream = record.stream
+    conn.execute(
+        """INSERT INTO resolver.decision (tenant_id, catalog_id, history_epoch, decision_id, case_id, case_revision,
+               action, actor, rationale, evidence, prior_decisions, details, effects, idempotency_key,
+               request_sha256, created_at)
+           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+        (
+            stream.tenant_id,
+            stream.catalog_id,
+            stream.history_epoch,
+            record.decision_id,
+            record.case_id,
+            record.case_revision,
+            record.action,
+            record.actor,
+            record.rationale,
+            Jsonb(list(record.evidence)),
+            Jsonb(list(record.prior_decisions)),
+            Jsonb(record.details),
+            Jsonb(_effects(record)),
+            record.idempotency_key,
+            record.request_sha256,
+            record.created_at,
+        ),
+    )
+
+
+def _record(row: dict[str, Any]) -> DecisionRecord:
+    effects = row["effects"]
+    return DecisionRecord(
+        decision_id=row["decision_id"],
+        stream=StreamRef(row["tenant_id"], row["catalog_id"], row["history_epoch"]),
+        action=row["action"],
+        actor=row["actor"],
+        rationale=row["rationale"],
+        case_id=row["case_id"],
+        case_revision=None if row["case_revision"] is None else int(row["case_revision"]),
+        evidence=tuple(row["evidence"]),
+        prior_decisions=tuple(row["prior_decisions"]),
+        details=dict(row["details"]),
+        events=tuple(EventRef(**e) for e in effects.get("events", [])),
+        item_id=effects.get("item_id"),
+        listing_id=effects.get("listing_id"),
+        idempotency_key=row["idempotency_key"],
+        request_sha256=row["request_sha256"],
+        created_at=row["created_at"],
+    )
+
+
+def find_decision_by_key(conn: Connection, tenant_id: str, idempotency_key: str) -> DecisionRecord | None:
+    row = conn.execute(
+        "SELECT * FROM resolver.decision WHERE tenant_id = %s AND idempotency_key = %s",
+        (tenant_id, idempotency_key),
+    ).fetchone()
+    return _record(row) if row else None
+
+
+def get_decision(conn: Connection, tenant_id: str, decision_id: str) -> DecisionRecord | None:
+    row = conn.execute(
+        "SELECT * FROM resolver.decision WHERE tenant_id = %s AND decision_id = %s", (tenant_id, decision_id)
+    ).fetchone()
+    return _record(row) if row else None

@@ -1,0 +1,169 @@
+"""Release authorization on the resolver side (docs/events.md ``release.authorized``, if_product_query).
+
+A catalog whose release policy is ``automatic`` publishes in the same transaction as every decision that changes
+public state: the release lists the item revisions and listing assignments the decision made public, and the
+resolver remembers what each catalog publishes (``released_item``, ``released_listing``) so that the next
+release, automatic or manual, publishes only what changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from prw_platform.db.database import Connection
+from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
+
+AUTOMATIC = "automatic"
+MANUAL = "manual"
+
+
+@dataclass(frozen=True, slots=True)
+class ReleasedListing:
+    listing: ListingState
+    mapping: MappingState
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """One publication: the release aggregate ``rel_<catalog_id>`` at revision ``publication_revision``."""
+
+    catalog_id: str
+    publication_revision: int
+    items: tuple[ItemState, ...]
+    listings: tuple[ReleasedListing, ...]
+
+    @property
+    def release_id(self) -> str:
+        return release_id_for(self.catalog_id)
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "release": self.release_id,
+            "publication_revision": self.publication_revision,
+            "items": [
+                {"item": i.item_id, "revision": i.revision, "fields": i.public_fields()} for i in self.items
+            ],
+            "listings": [
+                {
+                    "listing": r.listing.listing_id,
+                    "item": r.mapping.item_id,
+                    "mapping_revision": r.mapping.revision,
+                    "listing_revision": r.listing.revision,
+                    "fields": r.listing.payload(),
+                }
+                for r in self.listings
+            ],
+        }
+
+
+def release_id_for(catalog_id: str) -> str:
+    return f"rel_{catalog_id}"
+
+
+def release_policy(conn: Connection, tenant_id: str, catalog_id: str) -> str:
+    row = conn.execute(
+        "SELECT release_policy FROM resolver.catalog WHERE tenant_id = %s AND catalog_id = %s",
+        (tenant_id, catalog_id),
+    ).fetchone()
+    if row is None:
+        raise LookupError(f"no catalog {catalog_id}")
+    return str(row["release_policy"])
+
+
+def unreleased(
+    conn: Connection,
+    tenant_id: str,
+    items: Sequence[ItemState],
+    listings: Sequence[ReleasedListing],
+) -> tuple[tuple[ItemState, ...], tuple[ReleasedListing, ...]]:
+    """The subset of ``items`` and ``listings`` (current state) that the catalog does not publish yet."""
+    item_ids = [i.item_id for i in items]
+    published_items = {
+        str(r["item_id"]): int(str(r["revision"]))
+        for r in conn.execute(
+            "SELECT item_id, revision FROM resolver.released_item WHERE tenant_id = %s AND item_id = ANY(%s)",
+            (tenant_id, item_ids),
+        ).fetchall()
+    }
+    listing_ids = [r.listing.listing_id for r in listings]
+    published_listings = {
+        str(r["listing_id"]): (
+            str(r["item_id"]),
+            int(str(r["mapping_revision"])),
+            int(str(r["listing_revision"])),
+        )
+        for r in conn.execute(
+            """SELECT listing_id, item_id, mapping_revision, listing_revision FROM resolver.released_listing
+               WHERE tenant_id = %s AND listing_id = ANY(%s)""",
+            (tenant_id, listing_ids),
+        ).fetchall()
+    }
+    new_items = tuple(
+        i for i in items if i.status == "active" and published_items.get(i.item_id, 0) < i.revision
+    )
+    new_listings = tuple(
+        r
+        for r in listings
+        if published_listings.get(r.listing.listing_id)
+        != (r.mapping.item_id, r.mapping.revision, r.listing.revision)
+    )
+    return new_items, new_listings
+
+
+def next_publication_revision(conn: Connection, tenant_id: str, catalog_id: str) -> int:
+    """The release aggregate's next revision, from the catalog's counter row (never max()). The decision holds
+    the stream cursor lock; the row lock taken here also orders releases written outside a decision."""
+    row = conn.execute(
+        """SELECT publication_revision FROM resolver.release_pointer
+           WHERE tenant_id = %s AND catalog_id = %s FOR UPDATE""",
+        (tenant_id, catalog_id),
+    ).fetchone()
+    return (int(str(row["publication_revision"])) if row else 0) + 1
+
+
+def record_release(
+    conn: Connection, tenant_id: str, release: Release, decision_id: str, actor: str, now: datetime
+) -> None:
+    conn.execute(
+        """INSERT INTO resolver.release_pointer (tenant_id, catalog_id, publication_revision, updated_at)
+           VALUES (%s, %s, %s, %s)
+           ON CONFLICT (tenant_id, catalog_id)
+           DO UPDATE SET publication_revision = excluded.publication_revision, updated_at = excluded.updated_at""",
+        (tenant_id, release.catalog_id, release.publication_revision, now),
+    )
+    conn.execute(
+        """INSERT INTO resolver.release (tenant_id, catalog_id, publication_revision, decision_id, authorized_by,
+               authorized_at)
+           VALUES (%s, %s, %s, %s, %s, %s)""",
+        (tenant_id, release.catalog_id, release.publication_revision, decision_id, actor, now),
+    )
+    for item in release.items:
+        conn.execute(
+            """INSERT INTO resolver.released_item (tenant_id, catalog_id, item_id, revision, publication_revision)
+               VALUES (%s, %s, %s, %s, %s)
+               ON CONFLICT (tenant_id, item_id)
+               DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision""",
+            (tenant_id, item.catalog_id, item.item_id, item.revision, release.publication_revision),
+        )
+    for entry in release.listings:
+        conn.execute(
+            """INSERT INTO resolver.released_listing (tenant_id, catalog_id, listing_id, item_id, mapping_revision,
+                   listing_revision, publication_revision)
+               VALUES (%s, %s, %s, %s, %s, %s, %s)
+               ON CONFLICT (tenant_id, listing_id)
+               DO UPDATE SET item_id = excluded.item_id, mapping_revision = excluded.mapping_revision,
+                   listing_revision = excluded.listing_revision,
+                   publication_revision = excluded.publication_revision""",
+            (
+                tenant_id,
+                entry.listing.catalog_id,
+                entry.listing.listing_id,
+                entry.mapping.item_id,
+                entry.mapping.revision,
+                entry.listing.revision,
+                release.publication_revision,
+            ),
+        )

@@ -1,0 +1,317 @@
+"""The decision write path (AW-01): one READ COMMITTED transaction, in the seed's order.
+
+1. lock the stream cursor row (tenant, catalog, history_epoch) BEFORE changing exported state;
+2. a replayed idempotency key returns the existing result (nothing written);
+3. for a reviewer decision, take the case revision (INV-04 → STALE_CASE_REVISION);
+4. insert the immutable decision;
+5. apply facts with revision + 1, checking INV-01/02/07;
+6. insert one outbox event per affected aggregate revision at consecutive positions from the cursor (INV-03),
+   plus ``release.authorized`` when the catalog publishes automatically, and advance the cursor;
+7. commit (all or nothing: a rollback consumes no position).
+
+``apply_decision`` runs inside a caller's transaction, so the resolution consumer can commit its inbox row with
+the decision; ``decide`` runs it in its own transaction through ``Database.run``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from prw_platform.db.database import Connection, Database
+from prw_platform.plugins.types import AttributeDefinition
+from prw_platform.resolver.decisions import cases, facts, identity, invariants, releases
+from prw_platform.resolver.decisions.commands import (
+    Command,
+    CreateItemAndMap,
+    DecideCase,
+    DecisionResult,
+    ItemFacts,
+    ListingObservation,
+    OpenReviewCase,
+    StreamRef,
+)
+from prw_platform.resolver.decisions.errors import (
+    CaseNotFound,
+    IdempotencyConflict,
+    ItemExists,
+    SourceNotInCatalog,
+)
+from prw_platform.resolver.decisions.events import EventBatch
+from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
+from prw_platform.resolver.decisions.records import (
+    DecisionRecord,
+    find_decision_by_key,
+    insert_decision,
+    new_decision_id,
+    request_fingerprint,
+)
+from prw_platform.resolver.decisions.stream import append_events, lock_cursor
+
+Clock = Callable[[], datetime]
+Definitions = Mapping[str, AttributeDefinition]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class _Plan:
+    """What a decision changes, computed under the cursor lock before anything exported is written."""
+
+    action: str
+    listing: ListingState | None = None
+    listing_changed: bool = False
+    new_item: ItemState | None = None
+    identifiers: tuple[identity.IdentifierKey, ...] = ()
+    previous_mapping: MappingState | None = None
+    mapping: MappingState | None = None
+    target: ItemState | None = None
+    case: cases.ReviewCase | None = None
+    new_case: OpenReviewCase | None = None
+    case_status: str | None = None
+    evidence: tuple[str, ...] = ()
+    prior_decisions: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def current_mapping(self) -> MappingState | None:
+        return self.mapping or self.previous_mapping
+
+
+def decide(
+    cmd: Command,
+    db: Database,
+    stream: StreamRef,
+    *,
+    clock: Clock = utc_now,
+    definitions: Definitions | None = None,
+) -> DecisionResult:
+    """Run one decision in its own transaction. After an ambiguous commit the idempotency key (if any) tells
+    whether the first attempt committed (if_db: never retry after an ambiguous commit without a check)."""
+    key = cmd.idempotency_key
+    verify: Callable[[Connection], DecisionResult | None] | None = None
+    if key is not None:
+
+        def verify(conn: Connection) -> DecisionResult | None:
+            found = find_decision_by_key(conn, stream.tenant_id, key)
+            return found.result(replayed=False) if found else None
+
+    return db.run(
+        lambda conn: apply_decision(conn, cmd, stream, clock=clock, definitions=definitions),
+        tenant_id=stream.tenant_id,
+        verify_commit=verify,
+    )
+
+
+def apply_decision(
+    conn: Connection,
+    cmd: Command,
+    stream: StreamRef,
+    *,
+    clock: Clock = utc_now,
+    definitions: Definitions | None = None,
+) -> DecisionResult:
+    """AW-01 inside the caller's transaction (which must set ``app.tenant_id`` to the stream's tenant)."""
+    now = clock()
+    if now.tzinfo is None:
+        raise ValueError("the clock must return timezone-aware datetimes")
+    cursor = lock_cursor(conn, stream)
+    fingerprint = request_fingerprint(cmd)
+    if cmd.idempotency_key is not None:
+        existing = find_decision_by_key(conn, stream.tenant_id, cmd.idempotency_key)
+        if existing is not None:
+            if existing.request_sha256 != fingerprint:
+                raise IdempotencyConflict(
+                    f"idempotency key {cmd.idempotency_key} was used for another decision"
+                )
+            return existing.result(replayed=True)
+
+    decision_id = new_decision_id()
+    plan = _plan(conn, cmd, stream, decision_id, definitions)
+    release = _release(conn, stream, plan)
+
+    batch = EventBatch(
+        stream,
+        cursor.committed_position,
+        decision_id,
+        now,
+        plan.evidence,
+        plan.listing.observed_at if plan.listing else None,
+    )
+    if plan.new_item:
+        batch.item_created(plan.new_item)
+    if plan.listing and plan.listing_changed:
+        batch.listing_observed(plan.listing)
+    if plan.mapping and plan.target and plan.listing:
+        previous = plan.previous_mapping.item_id if plan.previous_mapping else None
+        batch.mapping_changed(plan.mapping, previous, plan.target, plan.listing)
+    if release:
+        batch.release_authorized(release)
+
+    record = DecisionRecord(
+        decision_id=decision_id,
+        stream=stream,
+        action=plan.action,
+        actor=cmd.actor,
+        rationale=cmd.rationale,
+        # The case a reviewer decided (at its new revision) or a rule opened; null for automatic mappings.
+        case_id=plan.case.case_id if plan.case else None,
+        case_revision=plan.case.revision if plan.case else None,
+        evidence=plan.evidence,
+        prior_decisions=plan.prior_decisions,
+        details=plan.details,
+        events=batch.refs(),
+        item_id=plan.target.item_id if plan.target and plan.action != "open_review_case" else None,
+        listing_id=plan.listing.listing_id if plan.listing else None,
+        idempotency_key=cmd.idempotency_key,
+        request_sha256=fingerprint,
+        created_at=now,
+    )
+    insert_decision(conn, record)
+    _apply_facts(conn, stream.tenant_id, plan, now)
+    if release:
+        releases.record_release(conn, stream.tenant_id, release, decision_id, cmd.actor, now)
+    append_events(conn, cursor, batch.events)
+    return record.result(replayed=False)
+
+
+def _plan(
+    conn: Connection, cmd: Command, stream: StreamRef, decision_id: str, definitions: Definitions | None
+) -> _Plan:
+    tenant = stream.tenant_id
+    if isinstance(cmd, DecideCase):
+        return _plan_case_decision(conn, cmd, stream, decision_id, definitions)
+    plan = _observe(conn, stream, cmd.listing)
+    plan.evidence = tuple(dict.fromkeys((*cmd.evidence, cmd.listing.capture_id)))
+    assert plan.listing is not None
+    if isinstance(cmd, OpenReviewCase):
+        plan.action = "open_review_case"
+        plan.new_case = cmd
+        plan.case = cases.ReviewCase(
+            case_id=cases.case_id_for(decision_id),
+            catalog_id=stream.catalog_id,
+            kind=cmd.kind,
+            status=cases.AWAITING_HUMAN,
+            revision=1,
+            capture_id=cmd.listing.capture_id,
+            listing_id=plan.listing.listing_id,
+            opened_by=decision_id,
+        )
+        plan.previous_mapping = facts.get_mapping(conn, tenant, plan.listing.listing_id)
+        if plan.previous_mapping:
+            plan.target = facts.get_item(conn, tenant, plan.previous_mapping.item_id)
+        plan.details = {"kind": cmd.kind, "case_id": plan.case.case_id}
+        return plan
+    if isinstance(cmd, CreateItemAndMap):
+        plan.action = "create_item_and_map"
+        _create_item(conn, stream, plan, cmd.item, definitions)
+        assert plan.new_item is not None
+        _map(conn, tenant, plan, plan.new_item.item_id, decision_id)
+        return plan
+    plan.action = "map_listing"
+    _map(conn, tenant, plan, cmd.item_id, decision_id)
+    return plan
+
+
+def _plan_case_decision(
+    conn: Connection, cmd: DecideCase, stream: StreamRef, decision_id: str, definitions: Definitions | None
+) -> _Plan:
+    tenant = stream.tenant_id
+    case = cases.take_case_revision(conn, tenant, cmd.case_id, cmd.expected_revision)
+    if case.catalog_id != stream.catalog_id:
+        raise CaseNotFound(f"no review case {cmd.case_id} in catalog {stream.catalog_id}")
+    listing = facts.get_listing(conn, tenant, case.listing_id)
+    assert listing is not None  # a foreign key guarantees it
+    plan = _Plan(action="dismiss_case", listing=listing, case=case)
+    plan.evidence = tuple(dict.fromkeys((*cmd.evidence, case.capture_id)))
+    plan.details = {"decision": cmd.action}
+    plan.prior_decisions = (case.opened_by,)
+    if cmd.action == "dismiss":
+        plan.case_status = cases.DISMISSED
+        return plan
+    plan.case_status = cases.DECIDED
+    if cmd.action == "create_item":
+        assert cmd.item is not None
+        plan.action = "create_item_and_map"
+        _create_item(conn, stream, plan, cmd.item, definitions)
+        assert plan.new_item is not None
+        _map(conn, tenant, plan, plan.new_item.item_id, decision_id)
+    else:
+        assert cmd.item_id is not None
+        plan.action = "map_listing"
+        _map(conn, tenant, plan, cmd.item_id, decision_id)
+    return plan
+
+
+def _observe(conn: Connection, stream: StreamRef, obs: ListingObservation) -> _Plan:
+    catalog = facts.source_catalog(conn, stream.tenant_id, obs.source_id)
+    if catalog != stream.catalog_id:
+        raise SourceNotInCatalog(f"source {obs.source_id} is not a source of catalog {stream.catalog_id}")
+    current = facts.find_listing(conn, stream.tenant_id, obs.source_id, obs.natural_key)
+    observed = facts.observe_listing(current, stream.catalog_id, obs)
+    return _Plan(action="", listing=observed or current, listing_changed=observed is not None)
+
+
+def _create_item(
+    conn: Connection, stream: StreamRef, plan: _Plan, item: ItemFacts, definitions: Definitions | None
+) -> None:
+    invariants.check_attributes(item.attributes, definitions)
+    item_id = item.item_id or f"itm_{uuid.uuid4().hex[:24]}"
+    if facts.get_item(conn, stream.tenant_id, item_id) is not None:
+        raise ItemExists(f"item {item_id} already exists")
+    keys = identity.identifier_keys(item.gtin, item.brand, item.mpn)
+    identity.ensure_identifiers_free(conn, stream.tenant_id, stream.catalog_id, keys)
+    plan.new_item = facts.new_item(item_id, stream.catalog_id, item)
+    plan.identifiers = keys
+
+
+def _map(conn: Connection, tenant: str, plan: _Plan, item_id: str, decision_id: str) -> None:
+    assert plan.listing is not None
+    listing = plan.listing
+    new = plan.new_item
+    target = new if new is not None and new.item_id == item_id else facts.get_item(conn, tenant, item_id)
+    plan.target = invariants.check_mapping_target(target, item_id, listing)
+    previous = facts.get_mapping(conn, tenant, listing.listing_id)
+    plan.previous_mapping = previous
+    if previous is not None:
+        plan.prior_decisions = tuple(dict.fromkeys((*plan.prior_decisions, previous.decision_id)))
+    if previous is None or previous.item_id != item_id:
+        plan.mapping = facts.next_mapping(previous, listing, item_id, decision_id)
+    plan.details = {**plan.details, "listing_id": listing.listing_id, "item_id": item_id}
+
+
+def _release(conn: Connection, stream: StreamRef, plan: _Plan) -> releases.Release | None:
+    """docs/events.md: an automatic catalog publishes, in the decision's transaction, what the decision changed."""
+    if releases.release_policy(conn, stream.tenant_id, stream.catalog_id) != releases.AUTOMATIC:
+        return None
+    mapping = plan.current_mapping
+    if mapping is None or plan.target is None or plan.listing is None:
+        return None
+    items, listings = releases.unreleased(
+        conn, stream.tenant_id, [plan.target], [releases.ReleasedListing(plan.listing, mapping)]
+    )
+    if not items and not listings:
+        return None
+    revision = releases.next_publication_revision(conn, stream.tenant_id, stream.catalog_id)
+    return releases.Release(stream.catalog_id, revision, items, listings)
+
+
+def _apply_facts(conn: Connection, tenant: str, plan: _Plan, now: datetime) -> None:
+    if plan.new_item:
+        facts.insert_item(conn, tenant, plan.new_item, now)
+        identity.insert_identifiers(
+            conn, tenant, plan.new_item.catalog_id, plan.new_item.item_id, plan.identifiers
+        )
+    if plan.listing and plan.listing_changed:
+        facts.write_listing(conn, tenant, plan.listing, now)
+    if plan.new_case is not None and plan.case is not None:
+        cases.open_case(conn, tenant, plan.case, plan.new_case.candidates, plan.new_case.case_evidence, now)
+    if plan.mapping:
+        facts.write_mapping(conn, tenant, plan.mapping, now)
+    if plan.case is not None and plan.case_status is not None:
+        cases.set_case_status(conn, tenant, plan.case.case_id, plan.case_status, now)

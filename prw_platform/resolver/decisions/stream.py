@@ -1,0 +1,103 @@
+"""The stream cursor and the outbox: the only code that writes either (AW-01, INV-03).
+
+Positions are allocated under the cursor row lock, ``committed_position + 1 …``: never from a sequence and
+never from ``max(position)``, so a rolled-back decision consumes nothing and a reader that sees position n
+committed knows every position below n is committed too (the lock orders the commits of one stream).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from psycopg.types.json import Jsonb
+
+from prw_platform.contracts import AcceptedChange
+from prw_platform.db.database import Connection
+from prw_platform.resolver.decisions.commands import StreamRef
+from prw_platform.resolver.decisions.errors import HistoryEpochFenced, StreamNotOpen
+
+
+@dataclass(frozen=True, slots=True)
+class LockedCursor:
+    stream: StreamRef
+    committed_position: int
+
+
+def open_cursor(conn: Connection, stream: StreamRef, now: datetime) -> bool:
+    """Create the cursor of ``stream`` at position 0 if it does not exist, and fence the cursors of every other
+    epoch of the catalog (a new epoch abandons old history; its writers must stop). True when created."""
+    created = conn.execute(
+        """INSERT INTO resolver.stream_cursor (tenant_id, catalog_id, history_epoch, updated_at)
+           VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING""",
+        (stream.tenant_id, stream.catalog_id, stream.history_epoch, now),
+    ).rowcount
+    conn.execute(
+        """UPDATE resolver.stream_cursor SET fenced_at = %s
+           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch <> %s AND fenced_at IS NULL""",
+        (now, stream.tenant_id, stream.catalog_id, stream.history_epoch),
+    )
+    return created == 1
+
+
+def lock_cursor(conn: Connection, stream: StreamRef) -> LockedCursor:
+    """AW-01: lock the cursor row BEFORE changing exported state. A second writer of the stream waits here until
+    this transaction ends, so commits of one stream happen in position order."""
+    row = conn.execute(
+        """SELECT committed_position, fenced_at FROM resolver.stream_cursor
+           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s
+           FOR UPDATE""",
+        (stream.tenant_id, stream.catalog_id, stream.history_epoch),
+    ).fetchone()
+    if row is None:
+        raise StreamNotOpen(f"no stream cursor for {stream}")
+    if row["fenced_at"] is not None:
+        raise HistoryEpochFenced(f"history epoch {stream.history_epoch} of {stream.catalog_id} is superseded")
+    return LockedCursor(stream, int(str(row["committed_position"])))
+
+
+def append_events(conn: Connection, cursor: LockedCursor, events: Sequence[AcceptedChange]) -> LockedCursor:
+    """Insert ``events`` (already numbered committed_position + 1 … in order) and advance the cursor, in the
+    caller's transaction. Each body is validated against product.accepted-change.v1 before it is stored."""
+    expected = range(cursor.committed_position + 1, cursor.committed_position + 1 + len(events))
+    if [e.sequence for e in events] != list(expected):
+        raise ValueError(f"positions {[e.sequence for e in events]} do not continue the cursor at {expected}")
+    stream = cursor.stream
+    for event in events:
+        if (event.tenant_id, event.catalog_id, event.history_epoch) != (
+            stream.tenant_id,
+            stream.catalog_id,
+            stream.history_epoch,
+        ):
+            raise ValueError(f"event {event.event_id} is stamped for another stream than {stream}")
+        conn.execute(
+            """INSERT INTO resolver.outbox (tenant_id, catalog_id, history_epoch, position, event_id, event_type,
+                   aggregate_type, aggregate_id, aggregate_revision, decision_id, body, accepted_at)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+            (
+                stream.tenant_id,
+                stream.catalog_id,
+                stream.history_epoch,
+                event.sequence,
+                event.event_id,
+                event.type,
+                event.aggregate.type,
+                event.aggregate.id,
+                event.aggregate.revision,
+                event.decision_id,
+                Jsonb(event.to_message()),
+                event.accepted_at,
+            ),
+        )
+    if not events:
+        return cursor
+    advanced = conn.execute(
+        """UPDATE resolver.stream_cursor SET committed_position = %s, updated_at = now()
+           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND committed_position = %s""",
+        (expected[-1], stream.tenant_id, stream.catalog_id, stream.history_epoch, cursor.committed_position),
+    ).rowcount
+    if advanced != 1:
+        # Only possible if a writer skipped lock_cursor: refuse rather than commit a gap or a duplicate.
+        raise RuntimeError(f"stream cursor of {stream} moved while locked")
+    return LockedCursor(stream, expected[-1])
