@@ -29,8 +29,9 @@ _GB_PER_UNIT = {
 _MB_S_PER_UNIT = {"mb/s": Decimal(1), "mbps": Decimal(1), "mb/sec": Decimal(1), "gb/s": Decimal(1000)}
 _MB_S_PER_UNIT |= {"gbps": Decimal(1000), "gb/sec": Decimal(1000)}
 
-# A number: ``1,000`` and ``1 000`` (thousands), ``1.5`` and ``1,5`` (decimals).
-_NUMBER = r"(?P<number>\d{1,3}(?:[,\u00a0\u202f ]\d{3})+(?![\d,.])|\d+(?:[.,]\d+)?)"
+# A number: ``1,000`` and ``1 000`` (thousands), ``1.5`` and ``1,5`` (decimals). It starts where a number
+# starts (never inside a run of digits), which also keeps matching linear on long digit runs.
+_NUMBER = r"(?<![\d.,])(?P<number>\d{1,3}(?:[,\u00a0\u202f ]\d{3})+(?![\d,.])|\d+(?:[.,]\d+)?)"
 _CAPACITY = re.compile(rf"{_NUMBER}\s*-?\s*(?P<unit>[KMGTP]i?B)(?![A-Za-z])", re.IGNORECASE)
 _SPEED = re.compile(rf"{_NUMBER}\s*(?P<unit>[MG]B(?:/s(?:ec)?|ps))(?![A-Za-z])", re.IGNORECASE)
 _TITLE_CAPACITY_UNITS = frozenset({"gb", "tb", "gib", "tib", "pb"})
