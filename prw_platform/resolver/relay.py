@@ -24,9 +24,6 @@ from typing import Any
 from prw_platform.db.database import Connection, Database
 from prw_platform.queues.port import OutgoingMessage, Queue
 
-#: SQS SendMessageBatch takes at most 10 entries.
-QUEUE_BATCH_LIMIT = 10
-
 
 @dataclass(frozen=True, slots=True)
 class RelayMessage:
@@ -142,11 +139,10 @@ def _ranges(messages: Sequence[RelayMessage]) -> tuple[StreamRange, ...]:
 
 def publish_to_queue(queue: Queue) -> Publish:
     """A ``publish`` callable sending to the accepted-change queue, message id = event id (the consumer's dedupe
-    key). ``send_batch`` raises unless the queue accepted every message, which is what ``relay_batch`` needs."""
+    key). Both backends' ``send_batch`` raise unless every message was accepted (SQS in chunks of 10), which is
+    what ``relay_batch`` needs: a partial send is published again, never marked."""
 
     def publish(messages: Sequence[RelayMessage]) -> None:
-        for start in range(0, len(messages), QUEUE_BATCH_LIMIT):
-            chunk = messages[start : start + QUEUE_BATCH_LIMIT]
-            queue.send_batch([OutgoingMessage(body=m.body, message_id=m.message_id) for m in chunk])
+        queue.send_batch([OutgoingMessage(body=m.body, message_id=m.message_id) for m in messages])
 
     return publish

@@ -1,0 +1,71 @@
+"""Capture intake (AW-02): artifact uploads, capture submission, receipts, and the pending-job sweeper.
+
+No web framework here: ``prw_api`` authenticates, parses and renders; these functions decide and persist.
+"""
+
+from prw_platform.resolver.intake.captures import SubmittedCapture, submit_capture
+from prw_platform.resolver.intake.context import EpochSource, IntakeContext
+from prw_platform.resolver.intake.errors import (
+    ArtifactNotStored,
+    ArtifactTooLarge,
+    AttributionDenied,
+    DigestMismatch,
+    IdempotencyConflict,
+    InstanceScopeDenied,
+    IntakeError,
+    IntakeUnavailable,
+    NotFound,
+    SourceScopeDenied,
+    TenantScopeDenied,
+    ValidationFailed,
+)
+from prw_platform.resolver.intake.jobs import (
+    SWEEPER_ROLE,
+    JobEnqueuer,
+    QueueJobEnqueuer,
+    SweepReport,
+    sweep_pending_jobs,
+)
+from prw_platform.resolver.intake.limits import IntakeLimits
+from prw_platform.resolver.intake.receipts import Receipt, get_receipt
+from prw_platform.resolver.intake.requests import ArtifactSelector, CaptureSubmission, UploadDeclaration
+from prw_platform.resolver.intake.service import IntakeService, control_plane_epochs
+from prw_platform.resolver.intake.settings import IntakeSettings
+from prw_platform.resolver.intake.uploads import DeclaredUpload, StoredUpload, UploadBody, UploadTarget
+
+__all__ = [
+    "SWEEPER_ROLE",
+    "ArtifactNotStored",
+    "ArtifactSelector",
+    "ArtifactTooLarge",
+    "AttributionDenied",
+    "CaptureSubmission",
+    "DeclaredUpload",
+    "DigestMismatch",
+    "EpochSource",
+    "IdempotencyConflict",
+    "InstanceScopeDenied",
+    "IntakeContext",
+    "IntakeError",
+    "IntakeLimits",
+    "IntakeService",
+    "IntakeSettings",
+    "IntakeUnavailable",
+    "JobEnqueuer",
+    "NotFound",
+    "QueueJobEnqueuer",
+    "Receipt",
+    "SourceScopeDenied",
+    "StoredUpload",
+    "SubmittedCapture",
+    "SweepReport",
+    "TenantScopeDenied",
+    "UploadBody",
+    "UploadDeclaration",
+    "UploadTarget",
+    "ValidationFailed",
+    "control_plane_epochs",
+    "get_receipt",
+    "submit_capture",
+    "sweep_pending_jobs",
+]

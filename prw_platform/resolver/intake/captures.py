@@ -1,0 +1,210 @@
+"""Capture submission (if_capture_submit, AW-02): one resolver transaction stores capture + artifacts + receipt +
+resolution job; the job is enqueued after the commit.
+
+Idempotency (if_capture_submit): the Idempotency-Key is unique per tenant. The same key with the same body (the
+canonical sha256 of the attributed request) returns the existing receipt (200); the same key with another body
+is 409 IDEMPOTENCY_CONFLICT and the transaction rolls back, so nothing is persisted. Two identical submits racing
+each other serialize on a transaction-scoped advisory lock of (tenant, key): the second one waits, then sees the
+first one's receipt, so one capture is stored.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+
+from psycopg.types.json import Jsonb
+
+from prw_platform.auth.principal import CollectorPrincipal
+from prw_platform.auth.scopes import CAPTURES_WRITE
+from prw_platform.contracts import ArtifactRef, ResolutionJob
+from prw_platform.db.database import Connection
+from prw_platform.resolver.intake import artifacts, receipts
+from prw_platform.resolver.intake.artifacts import StoredArtifact
+from prw_platform.resolver.intake.context import IntakeContext
+from prw_platform.resolver.intake.errors import (
+    ArtifactNotStored,
+    IdempotencyConflict,
+    TenantScopeDenied,
+    ValidationFailed,
+)
+from prw_platform.resolver.intake.grants import check_attribution, check_capture_source
+from prw_platform.resolver.intake.jobs import enqueue_after_commit, insert_job
+from prw_platform.resolver.intake.receipts import Receipt
+from prw_platform.resolver.intake.requests import (
+    ArtifactSelector,
+    CaptureSubmission,
+    attributed_capture,
+    canonical_sha256,
+    check_idempotency_key,
+)
+from prw_platform.resolver.intake.uploads import adopt_pending_uploads
+from prw_platform.storage.errors import InvalidObjectKey
+from prw_platform.storage.errors import TenantScopeDenied as StorageTenantScopeDenied
+from prw_platform.storage.keys import parse_tenant_ref
+
+#: if_resolution_job: the first stage; job_id = capture_id:stage:attempt_group.
+FIRST_STAGE = "extract"
+
+
+@dataclass(frozen=True, slots=True)
+class SubmittedCapture:
+    receipt: Receipt
+    #: True for an idempotent replay (200): nothing new was stored.
+    replayed: bool
+    #: Whether this call sent the job; None on a replay. False leaves it to the sweeper.
+    enqueued: bool | None = None
+
+
+def submit_capture(
+    ctx: IntakeContext,
+    principal: CollectorPrincipal,
+    idempotency_key: str | None,
+    submission: CaptureSubmission,
+) -> SubmittedCapture:
+    principal.require_scope(CAPTURES_WRITE)
+    key = check_idempotency_key(idempotency_key)
+    check_attribution(principal, submission)
+    check_capture_source(principal, submission.source_id)
+    digests = _digests(ctx, principal.tenant_id, submission.artifacts)
+    body = attributed_capture(
+        submission, digests, worker_id=principal.worker_id, instance_id=principal.instance_id
+    )
+    request_sha256 = canonical_sha256(body)
+    stored = _stored_artifacts(ctx, principal.tenant_id, digests)
+    history_epoch = ctx.epochs(principal.tenant_id, principal.catalog_id)
+
+    now = ctx.clock()
+    capture_id = f"cap_{secrets.token_hex(12)}"
+    receipt = Receipt(receipts.new_receipt_id(), capture_id, "stored", now, principal.instance_id)
+    job = ResolutionJob(
+        job_id=ResolutionJob.make_job_id(capture_id, FIRST_STAGE, 1),
+        stage=FIRST_STAGE,
+        # if_resolution_job: "tenant_id and catalog_id are copied from the committed capture row".
+        tenant_id=principal.tenant_id,
+        catalog_id=principal.catalog_id,
+        capture_id=capture_id,
+        receipt_id=receipt.receipt_id,
+        source_id=submission.source_id,
+        artifacts=tuple(
+            ArtifactRef(
+                artifact_id=stored[d].artifact_id,
+                ref=stored[d].ref,
+                sha256=d,
+                media_type=stored[d].media_type,
+                bytes=stored[d].size,
+            )
+            for d in digests
+        ),
+        enqueued_at=now,
+        attempt_group=1,
+        history_epoch=history_epoch,
+    )
+
+    def work(conn: Connection) -> SubmittedCapture:
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"intake:idempotency:{principal.tenant_id}:{key}",),
+        )
+        existing = _replay(conn, principal.tenant_id, key, request_sha256)
+        if existing is not None:
+            return existing
+        _insert_capture(conn, principal, submission, capture_id, body, now)
+        for ordinal, digest in enumerate(digests):
+            conn.execute(
+                """INSERT INTO resolver.capture_artifact (tenant_id, capture_id, artifact_id, ordinal)
+                   VALUES (%s, %s, %s, %s)""",
+                (principal.tenant_id, capture_id, stored[digest].artifact_id, ordinal),
+            )
+        receipts.insert_receipt(conn, principal.tenant_id, receipt, key, request_sha256)
+        insert_job(conn, job)
+        return SubmittedCapture(receipt, replayed=False)
+
+    def committed(conn: Connection) -> SubmittedCapture | None:
+        # if_db: after an ambiguous COMMIT, the Idempotency-Key tells whether it committed.
+        return _replay(conn, principal.tenant_id, key, request_sha256)
+
+    outcome = ctx.db.run(work, tenant_id=principal.tenant_id, verify_commit=committed)
+    if outcome.replayed:
+        return outcome
+    # AW-02: "Enqueue job (ref): after commit"; the receipt is durable whether or not this succeeds.
+    enqueued = enqueue_after_commit(ctx.db, ctx.enqueuer, job, ctx.clock())
+    return SubmittedCapture(outcome.receipt, replayed=False, enqueued=enqueued)
+
+
+def _replay(conn: Connection, tenant_id: str, key: str, request_sha256: str) -> SubmittedCapture | None:
+    existing = receipts.receipt_by_key(conn, tenant_id, key)
+    if existing is None:
+        return None
+    if existing.request_sha256 != request_sha256:
+        raise IdempotencyConflict("this Idempotency-Key was used with another request body")
+    return SubmittedCapture(existing.receipt, replayed=True)
+
+
+def _insert_capture(
+    conn: Connection,
+    principal: CollectorPrincipal,
+    submission: CaptureSubmission,
+    capture_id: str,
+    body: dict[str, object],
+    now: datetime,
+) -> None:
+    conn.execute(
+        """INSERT INTO resolver.capture (tenant_id, capture_id, catalog_id, source_id, worker_id, instance_id,
+               native_record_id, url, schema_version, observed_at, received_at, body)
+           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+        (
+            principal.tenant_id,
+            capture_id,
+            principal.catalog_id,
+            submission.source_id,
+            principal.worker_id,
+            principal.instance_id,
+            submission.native_record_id,
+            submission.url,
+            submission.schema_version,
+            submission.observed_at,
+            now,
+            Jsonb(body),
+        ),
+    )
+
+
+def _digests(ctx: IntakeContext, tenant_id: str, selectors: tuple[ArtifactSelector, ...]) -> tuple[str, ...]:
+    if len(selectors) > ctx.limits.max_artifacts_per_capture:
+        raise ValidationFailed(f"at most {ctx.limits.max_artifacts_per_capture} artifacts per capture")
+    digests: list[str] = []
+    for selector in selectors:
+        if selector.sha256 is not None:
+            digests.append(selector.sha256)
+            continue
+        assert selector.ref is not None
+        try:
+            key = parse_tenant_ref(selector.ref, tenant_id)
+        except StorageTenantScopeDenied as error:
+            raise TenantScopeDenied(str(error)) from error
+        except InvalidObjectKey as error:
+            raise ValidationFailed(f"artifact ref {selector.ref!r} is not valid: {error}") from error
+        if key.bucket != ctx.evidence_bucket:
+            raise ValidationFailed(f"artifact ref {selector.ref!r} is not in the evidence bucket")
+        digests.append(key.sha256)
+    if len(set(digests)) != len(digests):
+        raise ValidationFailed("an artifact is listed twice")
+    return tuple(digests)
+
+
+def _stored_artifacts(
+    ctx: IntakeContext, tenant_id: str, digests: tuple[str, ...]
+) -> dict[str, StoredArtifact]:
+    """if_artifact_upload: "An artifact can be referenced by a capture only after it reaches status stored"."""
+    stored = ctx.db.run(
+        lambda conn: artifacts.find_artifacts(conn, tenant_id, digests), tenant_id=tenant_id, read_only=True
+    )
+    missing = [d for d in digests if d not in stored]
+    if missing:
+        stored |= adopt_pending_uploads(ctx, tenant_id, missing)
+        missing = [d for d in digests if d not in stored]
+    if missing:
+        raise ArtifactNotStored(f"not uploaded and verified: {', '.join(missing)}")
+    return stored

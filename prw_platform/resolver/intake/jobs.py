@@ -1,0 +1,120 @@
+"""Resolution jobs after commit (AW-02 "Enqueue job (ref): after commit; on failure the pending-job sweeper
+re-enqueues").
+
+The job row is committed with the capture and receipt, status ``pending``. After the commit, intake sends its
+message and marks it ``enqueued``. If the send fails, or the process dies first, the row stays pending and the
+receipt is still durable; ``sweep_pending_jobs`` later sends every job left pending longer than ``older_than``.
+A job may therefore be sent twice (the sweeper after a send whose mark was lost): the resolution consumer dedupes
+by ``job_id`` in its inbox (if_resolution_job).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from psycopg.types.json import Jsonb
+
+from prw_platform.contracts import ResolutionJob, SchemaViolation
+from prw_platform.db.database import Connection, Database
+from prw_platform.queues.port import Queue
+
+log = logging.getLogger(__name__)
+
+#: Migration 0005: the role that may read pending jobs of every tenant and mark them enqueued, nothing else.
+SWEEPER_ROLE = "resolver_sweeper"
+
+
+class JobEnqueuer(Protocol):
+    def enqueue(self, job: ResolutionJob) -> None:
+        """Send the job to the resolution queue; raise on failure (the row then stays pending)."""
+        ...
+
+
+class QueueJobEnqueuer:
+    """The resolution-jobs queue (``prw_platform.queues``) as a JobEnqueuer. The message id is the job id, the
+    key the consumer records in its inbox."""
+
+    def __init__(self, queue: Queue) -> None:
+        self._queue = queue
+
+    def enqueue(self, job: ResolutionJob) -> None:
+        self._queue.send(job.to_message(), message_id=job.job_id)
+
+
+@dataclass(frozen=True, slots=True)
+class SweepReport:
+    enqueued: tuple[str, ...]
+    failed: tuple[str, ...]
+
+
+def insert_job(conn: Connection, job: ResolutionJob) -> None:
+    """The job row, in the capture's transaction (AW-02 "Insert capture + receipt + job row")."""
+    conn.execute(
+        """INSERT INTO resolver.resolution_job (tenant_id, job_id, capture_id, stage, attempt_group, status, message)
+           VALUES (%s, %s, %s, %s, %s, 'pending', %s)""",
+        (job.tenant_id, job.job_id, job.capture_id, job.stage, job.attempt_group, Jsonb(job.to_message())),
+    )
+
+
+def enqueue_after_commit(db: Database, enqueuer: JobEnqueuer, job: ResolutionJob, now: datetime) -> bool:
+    """Send a committed job and mark it enqueued; False (and the row left pending) when the send failed."""
+    try:
+        enqueuer.enqueue(job)
+    except Exception:
+        # AW-02: the receipt is durable whatever happens here; the sweeper re-enqueues the pending row.
+        log.warning("enqueue of %s failed; left pending for the sweeper", job.job_id, exc_info=True)
+        return False
+    try:
+        db.run(
+            lambda conn: conn.execute(
+                """UPDATE resolver.resolution_job SET status = 'enqueued', enqueued_at = %s
+                   WHERE tenant_id = %s AND job_id = %s AND status = 'pending'""",
+                (now, job.tenant_id, job.job_id),
+            ),
+            tenant_id=job.tenant_id,
+        )
+    except Exception:
+        # Sent but not marked: the sweeper sends it again and the consumer's inbox drops the duplicate.
+        log.warning("job %s was sent but not marked enqueued", job.job_id, exc_info=True)
+    return True
+
+
+def sweep_pending_jobs(
+    db: Database, enqueuer: JobEnqueuer, older_than: timedelta, *, limit: int = 100
+) -> SweepReport:
+    """Send the jobs pending for longer than ``older_than`` (oldest first, at most ``limit``) and mark them
+    enqueued. ``db`` acts as ``resolver_sweeper`` (or any role that may read every tenant's pending jobs).
+
+    Rows are locked ``FOR UPDATE SKIP LOCKED``, so sweepers running at once share the work instead of sending
+    the same job twice, and intake's own mark of a job being swept waits for this transaction."""
+    enqueued: list[str] = []
+    failed: list[str] = []
+    with db.transaction() as conn:
+        rows = conn.execute(
+            """SELECT tenant_id, job_id, message FROM resolver.resolution_job
+               WHERE status = 'pending' AND created_at <= now() - %s
+               ORDER BY created_at LIMIT %s FOR UPDATE SKIP LOCKED""",
+            (older_than, limit),
+        ).fetchall()
+        for row in rows:
+            job_id = str(row["job_id"])
+            try:
+                enqueuer.enqueue(ResolutionJob.from_message(row["message"]))
+            except SchemaViolation:
+                log.error("pending job %s has an invalid message; left pending", job_id, exc_info=True)
+                failed.append(job_id)
+                continue
+            except Exception:
+                log.warning("re-enqueue of %s failed; still pending", job_id, exc_info=True)
+                failed.append(job_id)
+                continue
+            conn.execute(
+                """UPDATE resolver.resolution_job SET status = 'enqueued', enqueued_at = now()
+                   WHERE tenant_id = %s AND job_id = %s AND status = 'pending'""",
+                (row["tenant_id"], job_id),
+            )
+            enqueued.append(job_id)
+    return SweepReport(tuple(enqueued), tuple(failed))

@@ -1,0 +1,13 @@
+"""Intake limits as a value (the service's configuration, independent of how settings are read)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+
+@dataclass(frozen=True, slots=True)
+class IntakeLimits:
+    max_artifact_bytes: int = 25 * 1024 * 1024
+    upload_ttl: timedelta = timedelta(seconds=300)
+    max_artifacts_per_capture: int = 16

@@ -1,0 +1,119 @@
+"""What a collector sends: the upload declaration and the capture submission (documented in docs/collectors.md).
+
+Both refuse unknown fields, so a misspelt attribution field is a 422, not silently ignored. ``tenant_id``,
+``catalog_id``, ``worker_id`` and ``instance_id`` are optional and only ever compared with the token
+(if_capture_submit: a client-supplied value "is only checked against those grants; it never grants access").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import UTC
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from prw_platform.resolver.intake.errors import ValidationFailed
+
+CAPTURE_SCHEMA_VERSION = "capture/1"
+
+_SHA256 = r"^[0-9a-f]{64}$"
+_IDENTIFIER = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+# if_capture_submit: Idempotency-Key (worker_id:native_record_id:captured_at): visible ASCII, no spaces.
+_IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class AttributedRequest(_Request):
+    tenant_id: str | None = Field(default=None, max_length=64)
+    catalog_id: str | None = Field(default=None, max_length=64)
+    worker_id: str | None = Field(default=None, max_length=64)
+    instance_id: str | None = Field(default=None, max_length=64)
+
+
+class UploadDeclaration(AttributedRequest):
+    """if_artifact_upload step 1: "Declare source_id, sha256, bytes and media_type"."""
+
+    sha256: str = Field(pattern=_SHA256)
+    size: int = Field(alias="bytes", ge=0)
+    media_type: str = Field(min_length=3, max_length=255)
+    #: Optional here so that a missing selector is the seed's 403 ATTRIBUTION_DENIED, not a 422.
+    source_id: str | None = Field(default=None, max_length=64)
+    #: "presigned" asks for a direct object-store URL when the store can presign; "streamed" always goes through
+    #: PUT /v1/artifacts/uploads/{upload_id}.
+    mode: Literal["streamed", "presigned"] = "streamed"
+    capture_hint: str | None = Field(default=None, max_length=128)
+
+
+class ArtifactSelector(_Request):
+    """One artifact of a capture: its digest, or the ``r2://`` ref a declare returned. Exactly one of the two."""
+
+    sha256: str | None = Field(default=None, pattern=_SHA256)
+    ref: str | None = Field(default=None, max_length=512)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ArtifactSelector:
+        if (self.sha256 is None) == (self.ref is None):
+            raise ValueError("an artifact is given by exactly one of sha256 or ref")
+        return self
+
+
+class CaptureSubmission(AttributedRequest):
+    """if_capture_submit: POST /v1/captures."""
+
+    schema_version: Literal["capture/1"]
+    source_id: str = Field(min_length=1, max_length=64)
+    native_record_id: str = Field(min_length=1, max_length=512)
+    url: str | None = Field(default=None, max_length=4096)
+    observed_at: AwareDatetime
+    artifacts: tuple[ArtifactSelector, ...] = Field(min_length=1)
+    #: A name (``pa_schemaorg``) or pin (``pa_schemaorg@1.0.0``) the resolver may prefer; never binding.
+    adapter_hint: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]*(@[0-9A-Za-z.+-]+)?$")
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str | None) -> str | None:
+        if url is not None and not re.match(r"^https?://[^\s/]+", url):
+            raise ValueError("url must be an absolute http(s) URL")
+        return url
+
+
+def check_idempotency_key(key: str | None) -> str:
+    """The key is required: without it a retried submit would store a second capture."""
+    if key is None or not _IDEMPOTENCY_KEY.fullmatch(key):
+        raise ValidationFailed("Idempotency-Key is required: 1 to 255 visible ASCII characters")
+    return key
+
+
+def canonical_sha256(body: dict[str, Any]) -> str:
+    """if_capture_submit "same body": the sha256 of the body as canonical JSON (sorted keys, no whitespace), so
+    key order and formatting do not make two identical submissions differ."""
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def attributed_capture(
+    submission: CaptureSubmission, digests: tuple[str, ...], *, worker_id: str, instance_id: str
+) -> dict[str, Any]:
+    """The capture as stored and as compared for idempotency: attribution from the token, artifacts by digest,
+    ``observed_at`` in UTC. The same key from another instance is therefore another body (409), never a replay
+    of someone else's receipt."""
+    body: dict[str, Any] = {
+        "schema_version": submission.schema_version,
+        "source_id": submission.source_id,
+        "native_record_id": submission.native_record_id,
+        "observed_at": submission.observed_at.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+        "artifacts": [{"sha256": digest} for digest in digests],
+        "worker_id": worker_id,
+        "instance_id": instance_id,
+    }
+    if submission.url is not None:
+        body["url"] = submission.url
+    if submission.adapter_hint is not None:
+        body["adapter_hint"] = submission.adapter_hint
+    return body
