@@ -1,0 +1,175 @@
+"""Collector clients: operator provisioning, client-credentials authentication, revocation (table
+``resolver.collector_client``, migration 0005; this module is its only writer).
+
+if_collector_bootstrap: "The operator creates a client ... and gets client_id and secret". The secret is
+returned once by ``create_client`` and stored only as an scrypt hash. A client is bound for good to one tenant,
+catalog, worker, stable instance and set of granted sources; rotating a credential means creating a new client
+for the same instance (``supersede=True`` revokes the old ones: "Revoked or superseded client").
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+
+from prw_platform.auth.errors import ClientProvisioningError
+from prw_platform.auth.scopes import COLLECTOR_SCOPES
+from prw_platform.auth.secret_hash import decoy_hash, hash_secret, new_client_secret, verify_secret
+from prw_platform.auth.tokens import Clock, TokenBinding, utc_now
+from prw_platform.db.database import Connection, Database
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSpec:
+    tenant_id: str
+    catalog_id: str
+    worker_id: str
+    instance_id: str
+    sources: tuple[str, ...]
+    scopes: tuple[str, ...] = COLLECTOR_SCOPES
+
+
+@dataclass(frozen=True, slots=True)
+class ProvisionedClient:
+    client_id: str
+    #: Shown once; only its hash is stored.
+    client_secret: str
+    binding: TokenBinding
+    superseded: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CollectorClient:
+    binding: TokenBinding
+    revoked_at: datetime | None
+
+    @property
+    def client_id(self) -> str:
+        return self.binding.client_id
+
+
+def create_client(
+    db: Database, spec: ClientSpec, *, supersede: bool = False, clock: Clock = utc_now
+) -> ProvisionedClient:
+    """Provision a client for one collector instance. Every source must be a source of the catalog."""
+    _check_spec(spec)
+    client_id = f"cc_{secrets.token_hex(12)}"
+    secret = new_client_secret()
+    secret_hash = hash_secret(secret)
+
+    def work(conn: Connection) -> tuple[str, ...]:
+        rows = conn.execute(
+            "SELECT source_id FROM resolver.source WHERE tenant_id = %s AND catalog_id = %s AND source_id = ANY(%s)",
+            (spec.tenant_id, spec.catalog_id, list(spec.sources)),
+        ).fetchall()
+        missing = set(spec.sources) - {str(row["source_id"]) for row in rows}
+        if missing:
+            raise ClientProvisioningError(
+                f"not sources of {spec.tenant_id}/{spec.catalog_id}: {', '.join(sorted(missing))}"
+            )
+        superseded: tuple[str, ...] = ()
+        if supersede:
+            revoked = conn.execute(
+                """UPDATE resolver.collector_client SET revoked_at = %s
+                   WHERE tenant_id = %s AND instance_id = %s AND revoked_at IS NULL RETURNING client_id""",
+                (clock(), spec.tenant_id, spec.instance_id),
+            ).fetchall()
+            superseded = tuple(sorted(str(row["client_id"]) for row in revoked))
+        conn.execute(
+            """INSERT INTO resolver.collector_client
+                   (client_id, tenant_id, catalog_id, worker_id, instance_id, scopes, secret_hash, created_at)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s)""",
+            (
+                client_id,
+                spec.tenant_id,
+                spec.catalog_id,
+                spec.worker_id,
+                spec.instance_id,
+                sorted(spec.scopes),
+                secret_hash,
+                clock(),
+            ),
+        )
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO resolver.collector_client_source (tenant_id, client_id, source_id) VALUES (%s, %s, %s)",
+                [(spec.tenant_id, client_id, source) for source in sorted(spec.sources)],
+            )
+        return superseded
+
+    superseded = db.run(work, tenant_id=spec.tenant_id)
+    binding = TokenBinding(
+        client_id=client_id,
+        tenant_id=spec.tenant_id,
+        catalog_id=spec.catalog_id,
+        worker_id=spec.worker_id,
+        instance_id=spec.instance_id,
+        sources=tuple(sorted(spec.sources)),
+        scopes=tuple(sorted(spec.scopes)),
+    )
+    return ProvisionedClient(client_id, secret, binding, superseded)
+
+
+def authenticate_client(db: Database, client_id: str, client_secret: str) -> CollectorClient | None:
+    """The client whose id and secret match, revoked or not; None for an unknown id or a wrong secret (the two
+    cost the same, so the answer time does not tell which ids exist)."""
+    client, secret_hash = db.run(lambda conn: _client_by_id(conn, client_id), read_only=True)
+    valid = verify_secret(client_secret, secret_hash or decoy_hash())
+    return client if valid and client is not None else None
+
+
+def find_client(db: Database, tenant_id: str, client_id: str) -> CollectorClient | None:
+    """The client within ``tenant_id`` (a bearer token names both), for the per-request revocation check."""
+    client, _ = db.run(lambda conn: _client_by_id(conn, client_id), tenant_id=tenant_id, read_only=True)
+    return client if client is not None and client.binding.tenant_id == tenant_id else None
+
+
+def revoke_client(db: Database, tenant_id: str, client_id: str, *, clock: Clock = utc_now) -> bool:
+    """Revoke a client: every token it was issued fails with CREDENTIAL_REVOKED from now on. True when this call
+    revoked it, False when it was already revoked or is unknown in the tenant."""
+
+    def work(conn: Connection) -> int:
+        return conn.execute(
+            """UPDATE resolver.collector_client SET revoked_at = %s
+               WHERE tenant_id = %s AND client_id = %s AND revoked_at IS NULL""",
+            (clock(), tenant_id, client_id),
+        ).rowcount
+
+    return db.run(work, tenant_id=tenant_id) == 1
+
+
+def _client_by_id(conn: Connection, client_id: str) -> tuple[CollectorClient | None, str | None]:
+    # Migration 0005: the client_by_id policy lets this transaction read the one client it names.
+    conn.execute("SELECT set_config('app.client_id', %s, true)", (client_id,))
+    row = conn.execute(
+        """SELECT c.client_id, c.tenant_id, c.catalog_id, c.worker_id, c.instance_id, c.scopes, c.secret_hash,
+                  c.revoked_at, array_agg(s.source_id ORDER BY s.source_id) AS sources
+           FROM resolver.collector_client c
+           JOIN resolver.collector_client_source s USING (client_id)
+           WHERE c.client_id = %s
+           GROUP BY c.client_id""",
+        (client_id,),
+    ).fetchone()
+    if row is None:
+        return None, None
+    binding = TokenBinding(
+        client_id=str(row["client_id"]),
+        tenant_id=str(row["tenant_id"]),
+        catalog_id=str(row["catalog_id"]),
+        worker_id=str(row["worker_id"]),
+        instance_id=str(row["instance_id"]),
+        sources=tuple(str(s) for s in row["sources"]),  # type: ignore[attr-defined]
+        scopes=tuple(str(s) for s in row["scopes"]),  # type: ignore[attr-defined]
+    )
+    revoked_at = row["revoked_at"]
+    assert revoked_at is None or isinstance(revoked_at, datetime)
+    return CollectorClient(binding, revoked_at), str(row["secret_hash"])
+
+
+def _check_spec(spec: ClientSpec) -> None:
+    if not spec.sources:
+        raise ClientProvisioningError("a collector client needs at least one source grant")
+    unknown = set(spec.scopes) - set(COLLECTOR_SCOPES)
+    if unknown or not spec.scopes:
+        raise ClientProvisioningError(f"unknown or missing scopes: {', '.join(sorted(unknown)) or '(none)'}")

@@ -1,0 +1,95 @@
+"""The collector auth service the intake edge calls: the token endpoint's grant, and bearer authentication.
+
+Authentication is two checks: the JWT (signature, issuer, audience, expiry, binding claims: INVALID_TOKEN), then
+the client in the database (unknown or rebound: INVALID_TOKEN; revoked or superseded: CREDENTIAL_REVOKED). The
+second check runs on every request so that a revocation takes effect before the token expires.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from prw_platform.auth.clients import CollectorClient, authenticate_client, find_client
+from prw_platform.auth.errors import CredentialRevoked, InvalidToken, invalid_client, invalid_scope
+from prw_platform.auth.keys import SigningKey, load_or_create_signing_key, signing_key_from_pem
+from prw_platform.auth.principal import CollectorPrincipal
+from prw_platform.auth.scopes import parse_scope
+from prw_platform.auth.settings import TokenSettings
+from prw_platform.auth.tokens import Clock, IssuedToken, TokenBinding, TokenService, utc_now
+from prw_platform.config import Settings
+from prw_platform.db.database import Database
+
+
+class CollectorAuthService:
+    def __init__(self, db: Database, tokens: TokenService) -> None:
+        self._db = db
+        self.tokens = tokens
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        db: Database,
+        token_settings: TokenSettings | None = None,
+        *,
+        clock: Clock = utc_now,
+    ) -> CollectorAuthService:
+        config = token_settings or TokenSettings()
+        key: SigningKey
+        if config.signing_key_pem is not None:
+            key = signing_key_from_pem(config.signing_key_pem.get_secret_value().encode())
+        else:
+            key = load_or_create_signing_key(config.key_file(settings))
+        tokens = TokenService(
+            key,
+            issuer=config.issuer,
+            audience=config.audience,
+            ttl=timedelta(seconds=config.ttl_seconds),
+            leeway=timedelta(seconds=config.leeway_seconds),
+            clock=clock,
+        )
+        return cls(db, tokens)
+
+    def client_credentials_grant(self, client_id: str, client_secret: str, scope: str | None) -> IssuedToken:
+        """RFC 6749 4.4: authenticate the client and issue a token for the requested (or every granted) scope."""
+        client = authenticate_client(self._db, client_id, client_secret)
+        if client is None or client.revoked_at is not None:
+            # RFC 6749 5.2: a revoked client cannot authenticate; the collector stops and alerts the operator.
+            raise invalid_client("unknown client, wrong secret, or revoked client")
+        granted = client.binding.scopes
+        requested = parse_scope(scope) if scope else granted
+        beyond = set(requested) - set(granted)
+        if beyond or not requested:
+            raise invalid_scope(f"scopes not granted to this client: {' '.join(sorted(beyond)) or '(none)'}")
+        binding = client.binding
+        return self.tokens.issue(
+            TokenBinding(
+                client_id=binding.client_id,
+                tenant_id=binding.tenant_id,
+                catalog_id=binding.catalog_id,
+                worker_id=binding.worker_id,
+                instance_id=binding.instance_id,
+                sources=binding.sources,
+                scopes=tuple(requested),
+            )
+        )
+
+    def authenticate(self, bearer_token: str) -> CollectorPrincipal:
+        principal = self.tokens.verify(bearer_token)
+        client = find_client(self._db, principal.tenant_id, principal.client_id)
+        if client is None or not _bound_alike(principal, client):
+            raise InvalidToken("the token's client is unknown or bound differently")
+        if client.revoked_at is not None:
+            raise CredentialRevoked("the token's client is revoked or superseded")
+        return principal
+
+
+def _bound_alike(principal: CollectorPrincipal, client: CollectorClient) -> bool:
+    binding = client.binding
+    return (
+        principal.catalog_id == binding.catalog_id
+        and principal.worker_id == binding.worker_id
+        and principal.instance_id == binding.instance_id
+        and principal.sources <= frozenset(binding.sources)
+        and principal.scopes <= frozenset(binding.scopes)
+    )
