@@ -2,8 +2,10 @@
 
 import typer
 
-from prw_cli.commands import extract, plugins
+from prw_cli.commands import db, demo, extract, plugins
 
 app = typer.Typer(help="PRW platform command line.", no_args_is_help=True)
+app.command("demo")(demo.demo)
+app.command("migrate")(db.migrate)
 app.command("plugins")(plugins.plugins)
 app.command("extract")(extract.extract)
