@@ -1,0 +1,150 @@
+"""INV-08: the product projection equals the serial application of the committed stream, whatever the delivery
+order. Hypothesis generates a valid stream (items, listings, mappings, incremental releases, with revisions and
+dependencies as docs/events.md defines them) and delivers it in a random order with random duplicates.
+
+One database for the module, reset between examples by TRUNCATE as the owner, keeps each example cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from prw_platform.db import roles
+from prw_platform.db.database import Database
+from prw_platform.product.consumer import Outcome, apply_delivery
+from prw_platform.product.progress import stream_progress
+from prw_platform.product.queries import get_public_item, list_public_items, serialize_item
+from prw_platform.product.scopes import project_catalog
+from tests.support.postgres import MAIN, fresh_database
+from tests.unit.product.stream import CATALOG, EPOCH, TENANT, StreamBuilder
+
+ITEMS = ("itm_a", "itm_b", "itm_c")
+LISTINGS = ("lst_1", "lst_2", "lst_3")
+STREAM_TABLES = (
+    "inbox",
+    "applied_revision",
+    "parked_event",
+    "item_projection",
+    "listing_projection",
+    "listing_mapping_projection",
+    "progress",
+    "release_pointer",
+    "public_item",
+    "public_listing",
+)
+# Everything but timestamps: the state a reader can observe.
+SNAPSHOT_QUERIES = {
+    "items": "SELECT item_id, revision, status, fields, position FROM product.item_projection ORDER BY 1",
+    "listings": "SELECT listing_id, revision, fields, position FROM product.listing_projection ORDER BY 1",
+    "mappings": "SELECT listing_id, item_id, revision, fields FROM product.listing_mapping_projection ORDER BY 1",
+    "applied": "SELECT aggregate_type, aggregate_id, revision, position FROM product.applied_revision ORDER BY 1, 2",
+    "pointer": "SELECT release_id, publication_revision, position FROM product.release_pointer",
+    "public_items": """SELECT item_id, published_revision, publication_revision, fields
+                         FROM product.public_item ORDER BY 1""",
+    "public_listings": """SELECT listing_id, item_id, mapping_revision, listing_revision, publication_revision,
+                                 fields FROM product.public_listing ORDER BY 1""",
+    "progress": "SELECT history_epoch, contiguous_position FROM product.progress",
+    "parked": "SELECT count(*) AS n FROM product.parked_event",
+}
+
+
+@pytest.fixture(scope="module")
+def stream_dbs(pg_admin_url: str, pg_templates: dict[str, str]) -> Iterator[tuple[Database, Database]]:
+    with fresh_database(pg_admin_url, pg_templates[MAIN], "prw_inv08") as url:
+        owner = Database(url, role=None, max_size=2).open()
+        product = Database(url, role=roles.PRODUCT_APP, max_size=2).open()
+        project_catalog(product, TENANT, CATALOG, EPOCH)
+        try:
+            yield owner, product
+        finally:
+            product.close()
+            owner.close()
+
+
+Command = tuple[str, int, int]
+commands = st.lists(
+    st.tuples(
+        st.sampled_from(["item", "item", "listing", "mapping", "mapping", "release"]),
+        st.integers(0, len(ITEMS) - 1),
+        st.integers(0, len(LISTINGS) - 1),
+    ),
+    min_size=1,
+    max_size=14,
+)
+
+
+def build_stream(script: list[Command]) -> list[dict[str, Any]]:
+    """Play a script against the resolver stand-in, skipping commands that are not valid yet."""
+    stream = StreamBuilder()
+    messages: list[dict[str, Any]] = []
+    for step, (kind, item_index, listing_index) in enumerate(script):
+        item_id, listing_id = ITEMS[item_index], LISTINGS[listing_index]
+        if kind == "item":
+            messages.append(stream.item(item_id, title=f"{item_id} v{step}"))
+        elif kind == "listing":
+            messages.append(stream.listing(listing_id, price=f"{10 + step}.00"))
+        elif kind == "mapping" and item_id in stream.items and listing_id in stream.listings:
+            messages.append(stream.mapping(listing_id, item_id))
+        elif kind == "release" and stream.has_unreleased():
+            messages.append(stream.release())
+    return messages
+
+
+def reset(owner: Database) -> None:
+    with owner.transaction() as conn:
+        conn.execute("TRUNCATE " + ", ".join(f"product.{table}" for table in STREAM_TABLES))
+
+
+def observe(owner: Database, product: Database) -> dict[str, Any]:
+    with owner.transaction() as conn:
+        state: dict[str, Any] = {
+            name: conn.execute(query).fetchall() for name, query in SNAPSHOT_QUERIES.items()
+        }
+    page = list_public_items(product, TENANT, CATALOG, limit=100)
+    details = [get_public_item(product, TENANT, CATALOG, item.item_id) for item in page.items]
+    state["public_json"] = [serialize_item(item) for item in details if item is not None]
+    return state
+
+
+def deliver_all(product: Database, messages: list[dict[str, Any]]) -> list[Outcome]:
+    return [apply_delivery(product, message).outcome for message in messages]
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(script=commands, data=st.data())
+def test_inv08_any_delivery_order_with_duplicates_ends_in_the_serial_state(
+    stream_dbs: tuple[Database, Database], script: list[Command], data: st.DataObject
+) -> None:
+    owner, product = stream_dbs
+    messages = build_stream(script)
+    assume(messages)
+
+    reset(owner)
+    serial_outcomes = deliver_all(product, messages)
+    serial = observe(owner, product)
+
+    order = data.draw(st.permutations(messages), label="delivery order")
+    duplicates = data.draw(st.lists(st.sampled_from(messages), max_size=4), label="duplicates")
+    deliveries = list(order)
+    for duplicate in duplicates:
+        deliveries.insert(data.draw(st.integers(0, len(deliveries)), label="duplicate at"), duplicate)
+    reset(owner)
+    outcomes = deliver_all(product, deliveries)
+    shuffled = observe(owner, product)
+
+    # Serial application in position order never waits or ignores anything.
+    assert set(serial_outcomes) == {Outcome.APPLIED}
+    assert serial["progress"] == [{"history_epoch": EPOCH, "contiguous_position": len(messages)}]
+    assert shuffled == serial
+    assert outcomes.count(Outcome.IGNORED_DUPLICATE) == len(duplicates)
+    (report,) = stream_progress(product, TENANT)
+    assert (report.applied_position, report.parked_count) == (len(messages), 0)
