@@ -15,6 +15,8 @@ from prw_platform.resolver.decisions import (
     CreateItemAndMap,
     IdentifierConflict,
     InvariantViolation,
+    ItemFacts,
+    ListingObservation,
     SourceNotInCatalog,
     decide,
     find_item_by_identifiers,
@@ -282,11 +284,14 @@ def test_inv02_attributes_are_stored_with_their_definition_version_and_checked_a
     assert catalog.committed_position() == 4
 
 
-def test_a_rule_cannot_create_an_item_without_a_strong_identifier(catalog: Catalog) -> None:
+def test_a_rule_cannot_create_an_item_without_a_strong_identifier() -> None:
+    observation = ListingObservation(
+        source_id="src_lumen", observed_at=T0, capture_id="cap_1", url="https://x.test"
+    )
     with pytest.raises(ValueError, match="strong identifier"):
         CreateItemAndMap(
-            item=catalog.item(1, gtin=None, mpn=None),
-            listing=catalog.observation("rec_1"),
+            item=ItemFacts(profile="np_storage@2", title="No identifiers", brand="Corvana"),
+            listing=observation,
             actor="rule:create_on_required_identifiers@1",
             rationale="x",
             idempotency_key="job:x",
