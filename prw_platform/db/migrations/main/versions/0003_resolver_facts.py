@@ -12,6 +12,7 @@ resolver_app, exactly like 0001 (INV-06).
 - INV-05: decisions and releases are insert-only for resolver_app.
 - INV-07: a mapping's foreign key names the item *within the listing's catalog*; "not retired" is checked by the
   decision service under the cursor lock (every writer of these tables holds it).
+- AW-03: an index in the relay's read order (lowest unpublished positions first, across streams).
 - History epochs: a cursor of a superseded epoch is fenced (``stream_cursor.fenced_at``) when the current epoch's
   cursor is opened, so old writers cannot commit into abandoned history.
 """
@@ -25,6 +26,10 @@ depends_on = None
 
 FACT_TABLES = """
 ALTER TABLE resolver.stream_cursor ADD COLUMN fenced_at timestamptz;
+
+-- AW-03: the relay takes the lowest unpublished positions across streams; this index serves that order directly.
+CREATE INDEX outbox_relay_order ON resolver.outbox (position, tenant_id, catalog_id, history_epoch)
+    WHERE published_at IS NULL;
 
 CREATE TABLE resolver.catalog_item (
     tenant_id    text NOT NULL,
@@ -233,4 +238,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     for table, _ in reversed(TABLE_GRANTS):
         op.execute(f"DROP TABLE resolver.{table}")
+    op.execute("DROP INDEX resolver.outbox_relay_order")
     op.execute("ALTER TABLE resolver.stream_cursor DROP COLUMN fenced_at")
