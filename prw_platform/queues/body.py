@@ -1,8 +1,8 @@
 """Message bodies: a JSON object or raw bytes, checked once so that both backends carry them unchanged.
 
-A JSON body must survive ``json.dumps`` -> PostgreSQL ``jsonb`` / an SQS string -> ``json.loads`` and compare
-equal to what was sent. That rules out non-string keys and tuples (they come back changed), NaN and infinities
-(not JSON), and U+0000 (``jsonb`` refuses it). Bytes travel as ``bytea`` in PostgreSQL and as base64 text in SQS.
+A JSON body must survive ``json.dumps`` -> PostgreSQL ``json`` (kept as text) or an SQS string -> ``json.loads``
+and compare equal to what was sent. That rules out non-string keys and tuples (they come back changed) and NaN
+and infinities (not JSON). Bytes travel as ``bytea`` in PostgreSQL and as base64 text in SQS.
 """
 
 from __future__ import annotations
@@ -47,11 +47,10 @@ def encode_body(body: Body) -> EncodedBody:
         raise MessageBodyInvalid(f"a message body is a JSON object or bytes, not {type(body).__name__}")
     try:
         text = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        size = len(text.encode())  # a lone surrogate cannot be UTF-8
     except (TypeError, ValueError) as exc:
         raise MessageBodyInvalid(f"the message body is not JSON: {exc}") from exc
-    _check_size(len(text.encode()))
-    if _contains_nul(body):
-        raise MessageBodyInvalid("the message body contains U+0000, which PostgreSQL jsonb cannot store")
+    _check_size(size)
     if json.loads(text) != body:
         raise MessageBodyInvalid(
             "the message body does not survive a JSON round trip (non-string keys, tuples)"
@@ -69,13 +68,3 @@ def decode_json(text: str) -> JsonObject:
 def _check_size(size: int) -> None:
     if size > MAX_BODY_BYTES:
         raise MessageBodyInvalid(f"the message body is {size} bytes; the limit is {MAX_BODY_BYTES}")
-
-
-def _contains_nul(value: object) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_contains_nul(k) or _contains_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_contains_nul(item) for item in value)
-    return False

@@ -24,8 +24,8 @@ class QueueNotFound(QueueError):
 
 
 class MessageBodyInvalid(QueueError, ValueError):
-    """The body cannot travel unchanged through both backends (not a JSON object that round-trips, NaN, a NUL
-    character, or too large)."""
+    """The body cannot travel unchanged through both backends (not a JSON object that round-trips, NaN, or too
+    large)."""
 
     code = "MESSAGE_BODY_INVALID"
 

@@ -45,7 +45,7 @@ Row = dict[str, Any]
 
 _INSERT = """
 INSERT INTO queue.message (queue_name, message_key, body, body_bytes, visible_after)
-VALUES (%s, %s, %s::jsonb, %s, now() + %s * interval '1 second')
+VALUES (%s, %s, %s::json, %s, now() + %s * interval '1 second')
 """
 
 # ADR-009: the receive that would be delivery max_receives + 1 dead-letters the message instead of delivering it.

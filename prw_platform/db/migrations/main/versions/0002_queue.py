@@ -43,7 +43,9 @@ CREATE TABLE queue.message (
     queue_name         text NOT NULL CHECK (queue_name ~ '^[a-z][a-z0-9-]{0,59}$'),
     -- ADR-009: the key consumers dedupe on in their inbox; not unique here (the queue is at-least-once).
     message_key        text NOT NULL CHECK (length(message_key) BETWEEN 1 AND 256),
-    body               jsonb,
+    -- json, not jsonb: the text is kept as sent, so every body round-trips (jsonb re-renders numbers, e.g.
+    -- 1.7976931348623157e308 comes back as an integer literal) and operators can still use ->> on it.
+    body               json,
     body_bytes         bytea,
     enqueued_at        timestamptz NOT NULL DEFAULT now(),
     visible_after      timestamptz NOT NULL DEFAULT now(),
@@ -63,7 +65,7 @@ CREATE TABLE queue.dead_letter (
     id                 bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     queue_name         text NOT NULL,
     message_key        text NOT NULL,
-    body               jsonb,
+    body               json,
     body_bytes         bytea,
     enqueued_at        timestamptz NOT NULL,
     first_received_at  timestamptz,
