@@ -27,6 +27,10 @@ class SigningKey:
     #: RFC 7638-style thumbprint of the public key; the ``kid`` header of every token.
     key_id: str
 
+    @classmethod
+    def of(cls, private_key: Ed25519PrivateKey) -> SigningKey:
+        return cls(private_key, _key_id(private_key.public_key()))
+
     @property
     def public_key(self) -> Ed25519PublicKey:
         return self.private_key.public_key()
@@ -36,7 +40,7 @@ def signing_key_from_pem(pem: bytes) -> SigningKey:
     key = serialization.load_pem_private_key(pem, password=None)
     if not isinstance(key, Ed25519PrivateKey):
         raise ValueError("the token signing key must be an Ed25519 private key (PEM, PKCS#8)")
-    return SigningKey(key, _key_id(key.public_key()))
+    return SigningKey.of(key)
 
 
 def load_or_create_signing_key(path: Path) -> SigningKey:
