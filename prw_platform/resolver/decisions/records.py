@@ -7,7 +7,7 @@ import hashlib
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from psycopg.types.json import Jsonb
@@ -55,10 +55,17 @@ def new_decision_id() -> str:
 
 
 def request_fingerprint(command: Command) -> str:
-    """The same idempotency key with a different command is a conflict, not a replay."""
+    """The same idempotency key with a different command is a conflict, not a replay. Instants are compared in
+    UTC, so a redelivered job that read the same timestamps in another session time zone still matches."""
     document = {"command": type(command).__name__, **dataclasses.asdict(command)}
-    canonical = json.dumps(document, sort_keys=True, default=str, separators=(",", ":"))
+    canonical = json.dumps(document, sort_keys=True, default=_canonical, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _canonical(value: object) -> str:
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat()
+    return str(value)  # Decimal: its exact text
 
 
 def _effects(record: DecisionRecord) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta, timezone
 
 import pytest
 
@@ -39,6 +40,17 @@ def test_a_replayed_review_case_decision_returns_the_case_it_opened(catalog: Cat
     assert again.replayed
     assert (again.case_id, again.case_revision) == (first.case_id, 1)
     assert catalog.count("review_case") == 1
+
+
+def test_a_redelivered_job_reading_its_timestamps_in_another_time_zone_is_a_replay(catalog: Catalog) -> None:
+    cmd = catalog.create(1)
+    first = catalog.decide(cmd)
+    shifted = cmd.listing.observed_at.astimezone(timezone(timedelta(hours=2)))
+    again = catalog.decide(
+        dataclasses.replace(cmd, listing=dataclasses.replace(cmd.listing, observed_at=shifted))
+    )
+    assert again.replayed
+    assert again.decision_id == first.decision_id
 
 
 def test_the_same_key_for_another_command_is_an_idempotency_conflict(catalog: Catalog) -> None:
