@@ -7,12 +7,20 @@ import dataclasses
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta, timezone
+from typing import Any
 
 import pytest
 
-from prw_platform.db.database import Database
-from prw_platform.resolver.decisions import DecideCase, DecisionResult, IdempotencyConflict, decide
-from tests.integration.resolver.decision_builders import Catalog
+from prw_platform.db.database import Connection, Database
+from prw_platform.resolver.decisions import (
+    DecideCase,
+    DecisionResult,
+    IdempotencyConflict,
+    decide,
+    service,
+    stream,
+)
+from tests.integration.resolver.decision_builders import Catalog, wait_until
 
 
 def test_the_same_key_twice_decides_once_and_returns_the_existing_result(catalog: Catalog) -> None:
@@ -98,3 +106,40 @@ def test_a_reviewer_retry_with_the_same_idempotency_key_is_not_stale(catalog: Ca
     again = catalog.decide(cmd)
     assert again.replayed
     assert (again.decision_id, again.case_revision) == (first.decision_id, 2)
+
+
+def test_an_ambiguous_commit_is_resolved_by_the_idempotency_key_and_decides_once(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # if_db: "Never retry after an ambiguous commit without an idempotency check". The first attempt's connection
+    # dies while COMMIT is in flight; decide() looks the key up on a fresh connection and, finding nothing,
+    # runs the decision again. Without the check Database.run would raise AmbiguousCommit.
+    calls: list[int] = []
+
+    def append_then_lose_the_connection(conn: Connection, cursor: Any, events: Any) -> Any:
+        advanced = stream.append_events(conn, cursor, events)
+        calls.append(1)
+        if len(calls) == 1:
+            row = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()
+            assert row is not None
+            pid = int(str(row["pid"]))
+            with catalog.owner_db.transaction() as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+            def gone() -> bool:
+                with catalog.owner_db.transaction() as admin:
+                    return (
+                        admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
+                        is None
+                    )
+
+            wait_until(gone, "the backend to terminate")
+        return advanced
+
+    monkeypatch.setattr(service, "append_events", append_then_lose_the_connection)
+    result = catalog.decide(catalog.create(1))
+
+    assert len(calls) == 2
+    assert not result.replayed
+    assert catalog.count("decision") == 1
+    assert [r["position"] for r in catalog.outbox()] == [1, 2, 3, 4]
