@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,14 +11,29 @@ import pytest
 
 from prw_platform.db import roles
 from prw_platform.db.database import Database
-from tests.support.postgres import CONTROL, MAIN, TestDatabases, ensure_template, fresh_database, server_url
+from tests.support.postgres import (
+    CONTROL,
+    MAIN,
+    TestDatabases,
+    ensure_template,
+    fresh_database,
+    server_url,
+    stop_embedded,
+)
 
 
 @pytest.fixture(scope="session")
-def pg_admin_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A conninfo for the ``postgres`` database of the test server (as the owning superuser)."""
-    root: Path = tmp_path_factory.mktemp("pg")
-    return server_url(root)
+def pg_admin_url() -> Iterator[str]:
+    """A conninfo for the ``postgres`` database of the test server (as the owning superuser).
+
+    An embedded server keeps its data in a directory of its own, outside pytest's rotating temp directories: a
+    concurrent pytest session would otherwise delete a running server's data."""
+    root = Path(tempfile.mkdtemp(prefix="prw-test-pg-"))
+    try:
+        yield server_url(root)
+    finally:
+        stop_embedded(root)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,8 @@ listens on a Unix socket only, so it never collides with a server on 5432.
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
 from pathlib import Path
 
 from prw_platform.db.urls import with_database
@@ -44,3 +46,19 @@ class EmbeddedPostgres:
 
     def database_url(self, dbname: str = EMBEDDED_DATABASE) -> str:
         return with_database(self.start(), dbname)
+
+
+def pg_ctl_stop(pgdata: Path) -> None:
+    """Stop an embedded server (fast shutdown). ``prw`` leaves the server running between commands on purpose;
+    tests stop theirs."""
+    from pgserver._commands import POSTGRES_BIN_PATH  # the binaries shipped in the wheel
+
+    # pgserver runs the server as the system user "pgserver" when we are root (PostgreSQL refuses root).
+    user = "pgserver" if os.geteuid() == 0 else None
+    subprocess.run(
+        [str(POSTGRES_BIN_PATH / "pg_ctl"), "-D", str(pgdata), "-w", "-m", "fast", "stop"],
+        check=False,
+        capture_output=True,
+        user=user,
+        timeout=60,
+    )

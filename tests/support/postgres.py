@@ -41,6 +41,15 @@ def server_url(tmp_root: Path) -> str:
     return EmbeddedPostgres(tmp_root / "embedded-pg", keep_running=False).start()
 
 
+def stop_embedded(tmp_root: Path) -> None:
+    """Stop the embedded test server started under ``tmp_root``, if any (a no-op for an external server)."""
+    pgdata = tmp_root / "embedded-pg"
+    if (pgdata / "postmaster.pid").exists():
+        from prw_platform.db.embedded import pg_ctl_stop
+
+        pg_ctl_stop(pgdata)
+
+
 def ensure_template(admin_url: str, kind: str) -> str:
     """A migrated template database for ``kind``, named after the migrations' fingerprint so that a changed
     migration gets a new template. Serialized with an advisory lock: parallel test runs may share a server."""
@@ -87,4 +96,12 @@ def fresh_database(admin_url: str, template: str, prefix: str) -> Iterator[str]:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
-__all__ = ["CONTROL", "MAIN", "TestDatabases", "ensure_template", "fresh_database", "server_url"]
+__all__ = [
+    "CONTROL",
+    "MAIN",
+    "TestDatabases",
+    "ensure_template",
+    "fresh_database",
+    "server_url",
+    "stop_embedded",
+]
