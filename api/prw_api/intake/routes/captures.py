@@ -1,0 +1,41 @@
+"""if_capture_submit: POST /v1/captures. 202 with a new receipt; 200 with the existing one on an idempotent
+replay ("Same key and same body → 200 with the existing receipt")."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Request, Response
+
+from prw_api.intake.deps import CollectorDep, ServicesDep
+from prw_api.intake.models import ErrorBody, ReceiptBody
+from prw_platform.resolver.intake import CaptureSubmission
+
+router = APIRouter(tags=["captures"])
+
+
+@router.post(
+    "/v1/captures",
+    operation_id="submitCapture",
+    name="submitCapture",
+    status_code=202,
+    response_model=ReceiptBody,
+    responses={
+        200: {"model": ReceiptBody, "description": "idempotent_replay: the existing receipt"},
+        **{status: {"model": ErrorBody} for status in (401, 403, 409, 422, 503)},
+    },
+)
+def submit_capture(
+    submission: CaptureSubmission,
+    principal: CollectorDep,
+    services: ServicesDep,
+    request: Request,
+    response: Response,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> ReceiptBody:
+    submitted = services.intake.submit_capture(principal, idempotency_key, submission)
+    receipt_url = request.app.url_path_for("getReceipt", receipt_id=submitted.receipt.receipt_id)
+    if submitted.replayed:
+        response.status_code = 200
+    response.headers["Location"] = str(receipt_url)
+    return ReceiptBody.of(submitted.receipt, str(receipt_url))
