@@ -2,7 +2,8 @@
 order. Hypothesis generates a valid stream (items, listings, mappings, incremental releases, with revisions and
 dependencies as docs/events.md defines them) and delivers it in a random order with random duplicates.
 
-One database for the module, reset between examples by TRUNCATE as the owner, keeps each example cheap.
+The module's database, reset between the two deliveries of every example by TRUNCATE as the owner, keeps each
+example cheap.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from prw_platform.product.consumer import Outcome, apply_delivery
 from prw_platform.product.progress import stream_progress
 from prw_platform.product.queries import get_public_item, list_public_items, serialize_item
 from prw_platform.product.scopes import project_catalog
-from tests.support.postgres import MAIN, fresh_database
 from tests.unit.product.stream import CATALOG, EPOCH, TENANT, StreamBuilder
 
 ITEMS = ("itm_a", "itm_b", "itm_c")
@@ -54,16 +54,15 @@ SNAPSHOT_QUERIES = {
 
 
 @pytest.fixture(scope="module")
-def stream_dbs(pg_admin_url: str, pg_templates: dict[str, str]) -> Iterator[tuple[Database, Database]]:
-    with fresh_database(pg_admin_url, pg_templates[MAIN], "prw_inv08") as url:
-        owner = Database(url, role=None, max_size=2).open()
-        product = Database(url, role=roles.PRODUCT_APP, max_size=2).open()
-        project_catalog(product, TENANT, CATALOG, EPOCH)
-        try:
-            yield owner, product
-        finally:
-            product.close()
-            owner.close()
+def stream_dbs(product_module_db_url: str) -> Iterator[tuple[Database, Database]]:
+    owner = Database(product_module_db_url, role=None, max_size=2).open()
+    product = Database(product_module_db_url, role=roles.PRODUCT_APP, max_size=2).open()
+    project_catalog(product, TENANT, CATALOG, EPOCH)
+    try:
+        yield owner, product
+    finally:
+        product.close()
+        owner.close()
 
 
 Command = tuple[str, int, int]
@@ -118,7 +117,7 @@ def deliver_all(product: Database, messages: list[dict[str, Any]]) -> list[Outco
 @settings(
     max_examples=25,
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    suppress_health_check=[HealthCheck.too_slow],
 )
 @given(script=commands, data=st.data())
 def test_inv08_any_delivery_order_with_duplicates_ends_in_the_serial_state(
