@@ -22,22 +22,20 @@ The port maps onto SQS as follows:
 
 from __future__ import annotations
 
-import base64
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
 from prw_platform.db.database import Connection
-from prw_platform.queues.body import Body, EncodedBody, decode_json, encode_body
-from prw_platform.queues.errors import MessageBodyInvalid, QueueError, TransactionalSendUnsupported
+from prw_platform.queues.body import Body, encode_body
+from prw_platform.queues.errors import QueueError, TransactionalSendUnsupported
 from prw_platform.queues.names import dead_letter_queue_name
 from prw_platform.queues.port import (
     MAX_MESSAGES_PER_RECEIVE,
-    MAX_RECEIVES_EXCEEDED,
     DeadLetter,
     OutgoingMessage,
     QueueDepth,
@@ -51,31 +49,24 @@ from prw_platform.queues.port import (
     check_receive,
     check_visibility_timeout,
 )
-from prw_platform.queues.sqs_client import (
-    ATTR_BODY,
-    ATTR_DEAD_LETTERED_AT,
-    ATTR_DETAIL,
-    ATTR_ENQUEUED_AT,
-    ATTR_MESSAGE_ID,
-    ATTR_REASON,
-    ATTR_RECEIVE_COUNT,
-    BODY_BASE64,
-    BODY_JSON,
-    error_code,
-    sqs_errors,
+from prw_platform.queues.sqs_client import error_code, sqs_errors
+from prw_platform.queues.sqs_wire import (
+    SYSTEM_ATTRIBUTES,
+    batches,
+    dead_letter_from,
+    dead_letter_message,
+    message_attributes,
+    received_from,
+    wire_body,
 )
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient
-    from mypy_boto3_sqs.literals import MessageSystemAttributeNameType
     from mypy_boto3_sqs.type_defs import (
         ChangeMessageVisibilityBatchRequestEntryTypeDef,
-        MessageAttributeValueTypeDef,
         MessageTypeDef,
         SendMessageBatchRequestEntryTypeDef,
     )
-
-    Attributes = dict[str, MessageAttributeValueTypeDef]
 
 log = logging.getLogger(__name__)
 
@@ -83,16 +74,11 @@ log = logging.getLogger(__name__)
 STALE_MARGIN_SECONDS = 0.2
 #: How long a DLQ scan keeps the messages it looked at invisible (so one scan does not see one twice).
 SCAN_VISIBILITY_SECONDS = 30
-#: An SQS request carries at most 256 KiB of messages (older queues' limit; newer ones allow 1 MiB).
-MAX_BATCH_BYTES = 256 * 1024
+#: A redrive looks at most this many DLQ messages for the ids it was given.
+MAX_REDRIVE_SCAN = 10_000
 _STALE_RECEIPT_CODES = frozenset(
     {"ReceiptHandleIsInvalid", "MessageNotInflight", "AWS.SimpleQueueService.MessageNotInflight"}
 )
-_SYSTEM_ATTRIBUTES: list[MessageSystemAttributeNameType] = [
-    "ApproximateReceiveCount",
-    "SentTimestamp",
-    "ApproximateFirstReceiveTimestamp",
-]
 
 
 class SqsQueue:
@@ -145,13 +131,13 @@ class SqsQueue:
             for m in messages
         ]
         url = self._url(self._queue_name)
-        for chunk in _chunks(prepared):
+        for chunk in batches(prepared):
             entries: list[SendMessageBatchRequestEntryTypeDef] = [
                 {
                     "Id": str(index),
-                    "MessageBody": _wire_body(encoded),
+                    "MessageBody": wire_body(encoded),
                     "DelaySeconds": delay,
-                    "MessageAttributes": _message_attributes(message_id, encoded.kind),
+                    "MessageAttributes": message_attributes(message_id, encoded),
                 }
                 for index, (message_id, encoded, delay) in enumerate(chunk)
             ]
@@ -186,11 +172,14 @@ class SqsQueue:
                 MaxNumberOfMessages=max_messages,
                 VisibilityTimeout=visibility,
                 WaitTimeSeconds=wait_seconds,
-                MessageSystemAttributeNames=_SYSTEM_ATTRIBUTES,
+                MessageSystemAttributeNames=SYSTEM_ATTRIBUTES,
                 MessageAttributeNames=["All"],
             )
         deadline = datetime.fromtimestamp(started + visibility, UTC)
-        return [self._received(message, deadline) for message in response.get("Messages", [])]
+        return [
+            received_from(message, queue=self._name, deadline=deadline, max_receives=self._max_receives)
+            for message in response.get("Messages", [])
+        ]
 
     def ack(self, handle: ReceiptHandle) -> bool:
         if not self._current(handle):
@@ -225,19 +214,10 @@ class SqsQueue:
         check_reason(reason, detail)
         if not self._current(message.handle):
             return False
-        encoded = encode_body(message.body)
-        attributes = _message_attributes(message.message_id, encoded.kind)
-        attributes[ATTR_REASON] = {"DataType": "String", "StringValue": reason}
-        if detail:
-            attributes[ATTR_DETAIL] = {"DataType": "String", "StringValue": detail}
-        attributes[ATTR_RECEIVE_COUNT] = _number(message.receive_count)
-        attributes[ATTR_ENQUEUED_AT] = _number(_millis(message.enqueued_at))
-        attributes[ATTR_DEAD_LETTERED_AT] = _number(int(self._clock() * 1000))
+        wire, attributes = dead_letter_message(message, reason, detail, self._clock())
         with sqs_errors():
             self._client.send_message(
-                QueueUrl=self._url(self._dlq_name),
-                MessageBody=_wire_body(encoded),
-                MessageAttributes=attributes,
+                QueueUrl=self._url(self._dlq_name), MessageBody=wire, MessageAttributes=attributes
             )
         if not self.ack(message.handle):
             # The delivery expired meanwhile: the DLQ holds a copy and the message comes back (at-least-once).
@@ -247,18 +227,21 @@ class SqsQueue:
     def dead_letters(self, limit: int = 100) -> list[DeadLetter]:
         scanned = self._scan_dead_letters(limit=limit)
         self._release(scanned)
-        return [self._dead_letter(message) for message in scanned]
+        return [dead_letter_from(message, queue=self._name) for message in scanned]
 
     def redrive(self, dead_letter_ids: Sequence[str]) -> int:
         wanted = set(dead_letter_ids)
-        scanned = self._scan_dead_letters(limit=None, stop_when_found=wanted)
+        if not wanted:
+            return 0
+        scanned = self._scan_dead_letters(limit=MAX_REDRIVE_SCAN, stop_when_found=wanted)
         moved = 0
         keep: list[MessageTypeDef] = []
         for message in scanned:
             if message["MessageId"] not in wanted:
                 keep.append(message)
                 continue
-            entry = self._dead_letter(message)
+            entry = dead_letter_from(message, queue=self._name)
+            # Send first, then delete: a crash in between duplicates the message, never loses it.
             self.send(entry.body, message_id=entry.message_id)
             with sqs_errors():
                 self._client.delete_message(
@@ -297,23 +280,17 @@ class SqsQueue:
         )
 
     def _scan_dead_letters(
-        self, *, limit: int | None, stop_when_found: set[str] | None = None
+        self, *, limit: int, stop_when_found: set[str] | None = None
     ) -> list[MessageTypeDef]:
         seen: dict[str, MessageTypeDef] = {}
-        found = 0
-        while limit is None or len(seen) < limit:
-            batch = (
-                MAX_MESSAGES_PER_RECEIVE
-                if limit is None
-                else min(MAX_MESSAGES_PER_RECEIVE, limit - len(seen))
-            )
+        while len(seen) < limit:
             with sqs_errors():
                 response = self._client.receive_message(
                     QueueUrl=self._url(self._dlq_name),
-                    MaxNumberOfMessages=batch,
+                    MaxNumberOfMessages=min(MAX_MESSAGES_PER_RECEIVE, limit - len(seen)),
                     VisibilityTimeout=SCAN_VISIBILITY_SECONDS,
                     WaitTimeSeconds=self._scan_wait,
-                    MessageSystemAttributeNames=_SYSTEM_ATTRIBUTES,
+                    MessageSystemAttributeNames=SYSTEM_ATTRIBUTES,
                     MessageAttributeNames=["All"],
                 )
             messages = response.get("Messages", [])
@@ -321,9 +298,7 @@ class SqsQueue:
                 break
             for message in messages:
                 seen.setdefault(message["MessageId"], message)
-                if stop_when_found is not None and message["MessageId"] in stop_when_found:
-                    found += 1
-            if stop_when_found is not None and found >= len(stop_when_found):
+            if stop_when_found is not None and stop_when_found <= seen.keys():
                 break
         return list(seen.values())
 
@@ -337,42 +312,6 @@ class SqsQueue:
             with sqs_errors():
                 self._client.change_message_visibility_batch(QueueUrl=url, Entries=entries)
 
-    def _received(self, message: MessageTypeDef, deadline: datetime) -> Received:
-        system = message.get("Attributes", {})
-        message_id = _string_attribute(message, ATTR_MESSAGE_ID) or message["MessageId"]
-        sent = _from_millis(system.get("SentTimestamp"))
-        return Received(
-            message_id=message_id,
-            body=_decode(message),
-            handle=ReceiptHandle(
-                queue=self._name,
-                message_id=message_id,
-                delivery=message["ReceiptHandle"],
-                invisible_until=deadline,
-            ),
-            receive_count=int(system.get("ApproximateReceiveCount", "1")),
-            enqueued_at=sent or deadline,
-            first_received_at=_from_millis(system.get("ApproximateFirstReceiveTimestamp")) or deadline,
-            max_receives=self._max_receives,
-        )
-
-    def _dead_letter(self, message: MessageTypeDef) -> DeadLetter:
-        system = message.get("Attributes", {})
-        count = _string_attribute(message, ATTR_RECEIVE_COUNT)
-        enqueued = _string_attribute(message, ATTR_ENQUEUED_AT) or system.get("SentTimestamp")
-        return DeadLetter(
-            dead_letter_id=message["MessageId"],
-            queue=self._name,
-            message_id=_string_attribute(message, ATTR_MESSAGE_ID) or message["MessageId"],
-            body=_decode(message),
-            # No reason attribute: SQS moved it by the redrive policy (ADR-009: after max_receives deliveries).
-            reason=_string_attribute(message, ATTR_REASON) or MAX_RECEIVES_EXCEEDED,
-            detail=_string_attribute(message, ATTR_DETAIL),
-            receive_count=int(count) if count else None,
-            enqueued_at=_from_millis(enqueued),
-            dead_lettered_at=_from_millis(_string_attribute(message, ATTR_DEAD_LETTERED_AT)),
-        )
-
     def _current(self, handle: ReceiptHandle) -> bool:
         if handle.queue != self._name:
             raise ValueError(f"a receipt handle of queue {handle.queue!r} used on {self._name!r}")
@@ -385,60 +324,3 @@ class SqsQueue:
                 url = self._client.get_queue_url(QueueName=queue_name)["QueueUrl"]
             self._urls[queue_name] = url
         return url
-
-
-def _chunks(
-    prepared: Sequence[tuple[str, EncodedBody, int]],
-) -> Iterator[Sequence[tuple[str, EncodedBody, int]]]:
-    chunk: list[tuple[str, EncodedBody, int]] = []
-    size = 0
-    for item in prepared:
-        item_size = len(_wire_body(item[1]).encode()) + 200  # attributes and their names
-        if chunk and (len(chunk) == MAX_MESSAGES_PER_RECEIVE or size + item_size > MAX_BATCH_BYTES):
-            yield chunk
-            chunk, size = [], 0
-        chunk.append(item)
-        size += item_size
-    if chunk:
-        yield chunk
-
-
-def _wire_body(encoded: EncodedBody) -> str:
-    if encoded.data is not None:
-        return base64.b64encode(encoded.data).decode("ascii")
-    return encoded.text or ""
-
-
-def _decode(message: MessageTypeDef) -> Body:
-    raw = message.get("Body", "")
-    if _string_attribute(message, ATTR_BODY) == BODY_BASE64:
-        return base64.b64decode(raw)
-    try:
-        return decode_json(raw)
-    except (ValueError, MessageBodyInvalid):
-        # Not one of ours (sent from a console or another tool): hand over the raw text for the consumer to judge.
-        return raw.encode()
-
-
-def _message_attributes(message_id: str, kind: str) -> Attributes:
-    return {
-        ATTR_MESSAGE_ID: {"DataType": "String", "StringValue": message_id},
-        ATTR_BODY: {"DataType": "String", "StringValue": BODY_BASE64 if kind == "bytes" else BODY_JSON},
-    }
-
-
-def _string_attribute(message: MessageTypeDef, name: str) -> str | None:
-    value = message.get("MessageAttributes", {}).get(name)
-    return value.get("StringValue") if value else None
-
-
-def _number(value: int) -> MessageAttributeValueTypeDef:
-    return {"DataType": "Number", "StringValue": str(value)}
-
-
-def _millis(moment: datetime) -> int:
-    return int(moment.timestamp() * 1000)
-
-
-def _from_millis(value: str | None) -> datetime | None:
-    return datetime.fromtimestamp(int(value) / 1000, UTC) if value else None

@@ -21,17 +21,6 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient
     from mypy_boto3_sqs.literals import QueueAttributeNameType
 
-#: Message attributes (SQS allows letters, digits, '-', '_' and '.'; at most 10 per message).
-ATTR_MESSAGE_ID = "prw-message-id"
-ATTR_BODY = "prw-body"
-ATTR_REASON = "prw-dead-letter-reason"
-ATTR_DETAIL = "prw-dead-letter-detail"
-ATTR_RECEIVE_COUNT = "prw-receive-count"
-ATTR_ENQUEUED_AT = "prw-enqueued-at"
-ATTR_DEAD_LETTERED_AT = "prw-dead-lettered-at"
-BODY_JSON = "json"
-BODY_BASE64 = "base64"
-
 #: SQS keeps a message at most 14 days; dead letters wait for an operator that long.
 DLQ_RETENTION_SECONDS = 14 * 24 * 3600
 #: Long polling waits up to 20 s, so the read timeout must be longer.

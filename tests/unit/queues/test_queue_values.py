@@ -32,6 +32,7 @@ from prw_platform.queues.port import (
     check_receive,
     check_visibility_timeout,
 )
+from prw_platform.queues.sqs_wire import batches
 
 json_scalars = (
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
@@ -178,3 +179,12 @@ def test_postgres_queue_needs_the_callers_database() -> None:
     assert isinstance(queue, PostgresQueue)
     assert (queue.name, queue.max_receives, queue.transactional_send) == ("resolution-jobs", 7, True)
     assert ensure_queues(settings) == {}
+
+
+def test_sqs_batches_hold_at_most_ten_messages_and_256_kib() -> None:
+    small = [(f"m{i}", encode_body({"i": i}), 0) for i in range(25)]
+    assert [len(chunk) for chunk in batches(small)] == [10, 10, 5]
+
+    large = [(f"l{i}", encode_body(b"x" * 90_000), 0) for i in range(3)]  # 120,000 characters in base64 each
+    assert [len(chunk) for chunk in batches(large)] == [2, 1]
+    assert [m for chunk in batches(large) for m, _, _ in chunk] == ["l0", "l1", "l2"]
