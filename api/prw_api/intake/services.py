@@ -34,7 +34,7 @@ def build_intake_services(
     token_settings: TokenSettings | None = None,
 ) -> IntakeApiServices:
     """``resolver_db`` acts as ``resolver_app``; ``control_db`` holds the history epochs."""
-    limits = (intake_settings or IntakeSettings()).limits()
+    limits = (intake_settings or IntakeSettings()).limits(settings)
     context = IntakeContext(
         db=resolver_db,
         store=store or build_object_store(settings),

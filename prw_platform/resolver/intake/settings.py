@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from prw_platform.config import Settings
 from prw_platform.resolver.intake.limits import IntakeLimits
 
 
@@ -14,13 +15,13 @@ class IntakeSettings(BaseSettings):
 
     #: if_artifact_upload: 413 ARTIFACT_TOO_LARGE above this (PROP limit; the seed leaves the number open).
     max_artifact_bytes: int = 25 * 1024 * 1024
-    #: if_artifact_upload: "The presigned URL expires after 300 s, so a slow upload re-declares."
-    upload_ttl_seconds: int = 300
     max_artifacts_per_capture: int = 16
 
-    def limits(self) -> IntakeLimits:
+    def limits(self, settings: Settings) -> IntakeLimits:
+        # if_artifact_upload: "The presigned URL expires after 300 s, so a slow upload re-declares": one TTL
+        # (``s3.presign_ttl_seconds``) for the presigned URL and for the streamed upload_id alike.
         return IntakeLimits(
             max_artifact_bytes=self.max_artifact_bytes,
-            upload_ttl=timedelta(seconds=self.upload_ttl_seconds),
+            upload_ttl=timedelta(seconds=settings.s3.presign_ttl_seconds),
             max_artifacts_per_capture=self.max_artifacts_per_capture,
         )
