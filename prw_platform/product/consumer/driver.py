@@ -1,0 +1,193 @@
+"""The product side's queue driver (AW-04): receive a batch of accepted changes, apply each, then settle it.
+
+How a delivery is settled (if_accepted_change "Errors"):
+
+* committed (applied, ignored_duplicate, ignored_stale_revision, ignored_old_epoch, parked) → ack, and only
+  after ``apply_delivery`` returned, which is after its transaction committed. A crash between the commit and
+  the ack leaves the message to reappear after the visibility timeout; the inbox then records it as a duplicate
+  ("AW-04: ack only after commit; crash before ack → redelivery → inbox dedupe");
+* ``DatabaseUnavailable`` → ``retry_later`` with exponential backoff ("retry DB_UNAVAILABLE"). The rest of the
+  batch is put back untried, each with its own backoff: the next one would spend the pool timeout against a database
+  already known to be down, and the batch must stay within its 30 s budget;
+* a ``RejectedDelivery`` (SCOPE_NOT_PROJECTED, SCHEMA_INVALID, UNSUPPORTED_EVENT_TYPE, POSITION_CONFLICT) →
+  ``dead_letter`` with the seed's code as the reason. SCOPE_NOT_PROJECTED also logs an alert ("Others go to the
+  DLQ and raise an alert"). A dead letter does not close a gap in the stream's contiguous progress.
+
+Anything else propagates and leaves the unsettled messages to the visibility timeout: queue errors (the committed
+work is safe, its redelivery is a duplicate) and role misconfiguration (``InsufficientPrivilege``, if_db: do not
+retry), which no message should be dead-lettered for.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from prw_platform.db.database import Database
+from prw_platform.db.errors import DatabaseUnavailable
+from prw_platform.product.consumer.apply import apply_delivery
+from prw_platform.product.consumer.outcomes import Outcome
+from prw_platform.product.errors import RejectedDelivery, SchemaInvalid, ScopeNotProjected
+from prw_platform.queues.errors import MessageBodyInvalid
+from prw_platform.queues.port import MAX_MESSAGES_PER_RECEIVE, Queue, Received
+
+log = logging.getLogger(__name__)
+
+#: if_accepted_change Timeouts: "Consumer per batch 30 s"; the batch's messages stay invisible that long.
+BATCH_VISIBILITY_TIMEOUT_SECONDS: Final = 30
+#: The first retry of a delivery that met an unavailable database waits this long; each later one doubles it.
+RETRY_BASE_SECONDS: Final = 2
+RETRY_CAP_SECONDS: Final = 300
+
+_MAX_DETAIL_LENGTH: Final = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class BatchReport:
+    """What one batch did with each message it received."""
+
+    received: int = 0
+    #: Committed and acknowledged, by outcome.
+    applied: int = 0
+    ignored_duplicate: int = 0
+    ignored_stale_revision: int = 0
+    ignored_old_epoch: int = 0
+    #: Stored in the inbox with their dependency, then acknowledged (if_accepted_change: "stored then ack").
+    parked: int = 0
+    #: Parked events that the applied ones released in the same transactions.
+    released: int = 0
+    #: Put back for later: the database was unavailable (DB_UNAVAILABLE).
+    retried: int = 0
+    #: Dead-lettered, by the seed's code.
+    dead_lettered: Mapping[str, int] = field(default_factory=dict)
+    #: Committed, but the ack found a newer delivery (this one outlived its visibility timeout): the message comes
+    #: back and is recorded as a duplicate.
+    ack_superseded: int = 0
+
+    @property
+    def acknowledged(self) -> int:
+        return (
+            self.applied
+            + self.ignored_duplicate
+            + self.ignored_stale_revision
+            + self.ignored_old_epoch
+            + self.parked
+        )
+
+    @property
+    def dead_letter_count(self) -> int:
+        return sum(self.dead_lettered.values())
+
+    @property
+    def drained(self) -> bool:
+        """True when the receive found nothing."""
+        return self.received == 0
+
+
+def retry_delay_seconds(receive_count: int) -> int:
+    """Exponential backoff on the delivery count: 2, 4, 8, ... seconds, at most 5 minutes. The queue's
+    ``max_receives`` ends the retries (ADR-009: the message then moves to the DLQ, MAX_RECEIVES_EXCEEDED)."""
+    exponent = min(max(receive_count, 1) - 1, 16)
+    return int(min(RETRY_CAP_SECONDS, RETRY_BASE_SECONDS * 2**exponent))
+
+
+def process_accepted_changes(
+    queue: Queue,
+    product_db: Database,
+    max_messages: int = MAX_MESSAGES_PER_RECEIVE,
+    visibility_timeout: int = BATCH_VISIBILITY_TIMEOUT_SECONDS,
+    *,
+    wait_seconds: int = 0,
+) -> BatchReport:
+    """Receive up to ``max_messages`` product.accepted-change.v1 messages and settle each (module docstring)."""
+    batch = queue.receive(max_messages, visibility_timeout=visibility_timeout, wait_seconds=wait_seconds)
+    tally = _Tally(received=len(batch))
+    for index, message in enumerate(batch):
+        try:
+            _apply_and_ack(queue, product_db, message, tally)
+        except DatabaseUnavailable as unavailable:
+            _put_back(queue, batch[index:], unavailable, tally)
+            break
+    return tally.report()
+
+
+def _apply_and_ack(queue: Queue, product_db: Database, message: Received, tally: _Tally) -> None:
+    try:
+        result = apply_delivery(product_db, message.json())
+    except MessageBodyInvalid as invalid:
+        # A bytes body is not a product.accepted-change.v1 message.
+        _dead_letter(queue, message, SchemaInvalid(str(invalid)), tally)
+        return
+    except RejectedDelivery as rejection:
+        _dead_letter(queue, message, rejection, tally)
+        return
+    # AW-04: the product transaction has committed; only now may the message be acknowledged.
+    if queue.ack(message.handle):
+        tally.outcomes[result.outcome] += 1
+        tally.released += len(result.released)
+    else:
+        tally.ack_superseded += 1
+        log.warning(
+            "accepted change %s committed (%s) but its delivery was superseded before the ack; "
+            "the redelivery will be a duplicate",
+            message.message_id,
+            result.outcome,
+        )
+
+
+def _dead_letter(queue: Queue, message: Received, rejection: RejectedDelivery, tally: _Tally) -> None:
+    detail = str(rejection)[:_MAX_DETAIL_LENGTH] or None
+    if isinstance(rejection, ScopeNotProjected):
+        # if_accepted_change Authorization: an unknown (tenant, catalog) pair goes to the DLQ "and raise[s] an
+        # alert": a relay or binding is pointed at the wrong product service.
+        log.error(
+            "ALERT %s: accepted change %s dead-lettered: %s",
+            rejection.code,
+            rejection.event_id or message.message_id,
+            detail,
+        )
+    else:
+        log.warning("accepted change %s dead-lettered %s: %s", message.message_id, rejection.code, detail)
+    if queue.dead_letter(message, rejection.code, detail=detail):
+        tally.dead_lettered[rejection.code] += 1
+
+
+def _put_back(
+    queue: Queue, unsettled: Sequence[Received], unavailable: DatabaseUnavailable, tally: _Tally
+) -> None:
+    log.warning(
+        "product database unavailable (%s); %d accepted change(s) put back for a retry: %s",
+        unavailable.code,
+        len(unsettled),
+        unavailable,
+    )
+    for message in unsettled:
+        if queue.retry_later(message.handle, retry_delay_seconds(message.receive_count)):
+            tally.retried += 1
+
+
+@dataclass
+class _Tally:
+    received: int
+    outcomes: Counter[Outcome] = field(default_factory=Counter)
+    released: int = 0
+    retried: int = 0
+    dead_lettered: Counter[str] = field(default_factory=Counter)
+    ack_superseded: int = 0
+
+    def report(self) -> BatchReport:
+        return BatchReport(
+            received=self.received,
+            applied=self.outcomes[Outcome.APPLIED],
+            ignored_duplicate=self.outcomes[Outcome.IGNORED_DUPLICATE],
+            ignored_stale_revision=self.outcomes[Outcome.IGNORED_STALE_REVISION],
+            ignored_old_epoch=self.outcomes[Outcome.IGNORED_OLD_EPOCH],
+            parked=self.outcomes[Outcome.PARKED],
+            released=self.released,
+            retried=self.retried,
+            dead_lettered=dict(self.dead_lettered),
+            ack_superseded=self.ack_superseded,
+        )
