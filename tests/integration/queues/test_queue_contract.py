@@ -103,7 +103,7 @@ def test_retry_later_redelivers_after_the_delay_as_a_failed_delivery(queue: Queu
 
 def test_retry_later_keeps_the_message_away_for_the_delay(queue: Queue) -> None:
     queue.send({"n": 1})
-    first = receive_one(queue, visibility_timeout=1)
+    first = receive_one(queue, visibility_timeout=60)
 
     assert queue.retry_later(first.handle, 600) is True
     assert queue.receive(10, visibility_timeout=60) == []
