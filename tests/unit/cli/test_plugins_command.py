@@ -28,6 +28,15 @@ PROFILES_ROW = {
     "hooks": ["prw_register_profiles"],
     "api_version": 1,
 }
+ADAPTER_ROW = {
+    "name": "schemaorg",
+    "distribution": "prw-adapter-schemaorg",
+    "distribution_version": "1.0.0",
+    "kinds": ["adapter"],
+    "pins": ["pa_schemaorg@1.0.0"],
+    "hooks": ["prw_register_adapters"],
+    "api_version": 1,
+}
 
 
 @pytest.fixture(autouse=True)
@@ -106,6 +115,7 @@ def test_the_installed_prw_console_script_lists_the_real_entry_points() -> None:
     assert completed.returncode == 0, completed.stderr
     rows = _rows(completed.stdout)
     assert rows["core_profiles"] == PROFILES_ROW
+    assert rows["schemaorg"] == ADAPTER_ROW
     for row in rows.values():  # whatever else is installed (pa_schemaorg, ...) is listed just as completely
         assert row["distribution"]
         assert row["distribution_version"] == importlib.metadata.version(str(row["distribution"]))
