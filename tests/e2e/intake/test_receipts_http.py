@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from prw_platform.auth import ClientSpec, ProvisionedClient, create_client
+from prw_platform.auth import ClientSpec, ProvisionedClient, create_client, revoke_client
 from prw_platform.auth.scopes import ARTIFACTS_WRITE, CAPTURES_WRITE
 from prw_platform.db.database import Database
 from tests.e2e.intake.conftest import Collector, token_for
@@ -101,3 +101,17 @@ def test_the_openapi_document_has_stable_operation_ids_and_the_collector_oauth2_
 
 def test_an_unknown_route_gets_the_platform_error_body(http: httpx.Client) -> None:
     assert error_of(http.get("/v1/nothing-here")) == (404, "NOT_FOUND", False)
+
+
+def test_a_revoked_client_is_401_credential_revoked(
+    world: World,
+    collector: Collector,
+    client: ProvisionedClient,
+    resolver_db: Database,
+    receipt: dict[str, str],
+) -> None:
+    revoke_client(resolver_db, world.tenant, client.client_id)
+
+    response = collector.http.get(f"/v1/receipts/{receipt['receipt_id']}", headers=collector.headers)
+
+    assert error_of(response) == (401, "CREDENTIAL_REVOKED", False)

@@ -82,6 +82,21 @@ def test_wrong_bytes_are_422_digest_mismatch_and_store_nothing(
     assert world.counts(owner_db)["artifact"] == 0
 
 
+def test_a_streamed_body_longer_than_declared_is_refused_with_422_digest_mismatch(
+    world: World, collector: Collector, owner_db: Database
+) -> None:
+    url = declare(collector).json()["target"]["url"]
+
+    def chunks() -> Iterator[bytes]:
+        yield PAGE
+        yield b"<!-- and more than was declared -->" * 100
+
+    response = collector.http.put(url, content=chunks(), headers=collector.headers)
+
+    assert error_of(response) == (422, "DIGEST_MISMATCH", False)
+    assert world.counts(owner_db)["artifact"] == 0
+
+
 def test_declaring_more_than_the_limit_is_413_artifact_too_large_and_persists_nothing(
     world: World, collector: Collector, owner_db: Database
 ) -> None:
