@@ -1,0 +1,207 @@
+"""Handle one ``resolution.job.v1`` message (if_resolution_job): a stored capture becomes claims, normalized
+attributes and one decision (a mapping, a new item, or a review case).
+
+1. Validate the message against ``schemas/resolution.job.v1.json`` (SCHEMA_INVALID → DLQ).
+2. In a resolver transaction with ``app.tenant_id`` = the message's tenant, re-read the capture: absent in that
+   tenant, or another catalog than the message says → TENANT_MISMATCH (DLQ and a security alert line). From here
+   on the capture row is the truth for tenant, catalog, source, URL, observed_at and artifacts.
+3. The job id already in this consumer's inbox → an ignored duplicate: acked, no effects.
+4. Read every artifact and verify it against its artifact row (DIGEST_MISMATCH → DLQ; STORAGE_UNAVAILABLE →
+   retry). 5. Extract (``extraction``). 6. Normalize (``profiles``). These run outside any transaction: no
+   database lock is held during object reads and plugin code.
+7-8. One READ COMMITTED transaction: claim the inbox row, lock the stream cursor (AW-01), resolve identity
+   (``identity``), apply the decision (``apply_decision``, same transaction), mark the job completed, write the
+   results (migration 0006), record the inbox outcome; commit. The batch driver acks only after that.
+
+Every error is classified by its ``code`` and ``retryable`` (``outcomes.outcome_for_error``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import replace
+
+from pydantic import ValidationError
+
+from prw_platform.contracts import ResolutionJob, SchemaViolation
+from prw_platform.db.database import Connection
+from prw_platform.resolver.decisions import apply_decision
+from prw_platform.resolver.decisions.stream import lock_cursor
+from prw_platform.resolver.resolution.capture import CaptureRecord, load_capture
+from prw_platform.resolver.resolution.evidence import read_evidence
+from prw_platform.resolver.resolution.extraction import extract
+from prw_platform.resolver.resolution.identity import resolve_identity
+from prw_platform.resolver.resolution.outcomes import (
+    IGNORED_DUPLICATE,
+    INTERNAL_ERROR,
+    REVIEW_CASE_OPENED,
+    SCHEMA_INVALID,
+    STAGE_COMPLETED,
+    TENANT_MISMATCH,
+    Outcome,
+    outcome_for_error,
+)
+from prw_platform.resolver.resolution.profiles import normalize
+from prw_platform.resolver.resolution.results import (
+    JobResults,
+    claim_inbox,
+    committed_outcome,
+    complete_job,
+    insert_results,
+    mark_dead_lettered,
+    settle_inbox,
+)
+from prw_platform.resolver.resolution.services import ResolutionServices
+
+log = logging.getLogger(__name__)
+#: Security alerts (if_resolution_job: "A mismatch goes to the DLQ and raises a security alert").
+security_log = logging.getLogger("prw.security")
+
+
+def handle_resolution_job(services: ResolutionServices, message: Mapping[str, object]) -> Outcome:
+    """Handle one message body; never raises for a failure of the job (the Outcome says retry or DLQ)."""
+    claimed_id = message.get("job_id")
+    job_id = claimed_id if isinstance(claimed_id, str) else None
+    try:
+        job = ResolutionJob.from_message(dict(message))
+    except (SchemaViolation, ValidationError) as error:
+        log.warning("resolution job %s is schema-invalid: %s", job_id, error)
+        return Outcome.dead_letter(SCHEMA_INVALID, str(error), job_id)
+    try:
+        found = services.resolver_db.run(
+            lambda conn: _committed_capture(conn, services, job), tenant_id=job.tenant_id, read_only=True
+        )
+    except Exception as error:
+        return _failed(services, job, error, capture_in_tenant=False)
+    if isinstance(found, Outcome):
+        return found
+    try:
+        return _resolve(services, job, found)
+    except Exception as error:
+        return _failed(services, job, error, capture_in_tenant=True)
+
+
+def _committed_capture(
+    conn: Connection, services: ResolutionServices, job: ResolutionJob
+) -> CaptureRecord | Outcome:
+    """Steps 2 and 3: the capture as committed in the message's tenant, or the outcome that ends the job."""
+    capture = load_capture(conn, job.tenant_id, job.capture_id)
+    if capture is None or capture.catalog_id != job.catalog_id:
+        found = "absent" if capture is None else f"in catalog {capture.catalog_id}"
+        detail = (
+            f"job {job.job_id} names tenant {job.tenant_id} catalog {job.catalog_id}; "
+            f"capture {job.capture_id} is {found} there"
+        )
+        _alert(job, detail)
+        return Outcome.dead_letter(TENANT_MISMATCH, detail, job.job_id)
+    prior = committed_outcome(conn, job.tenant_id, services.consumer, job.job_id)
+    if prior is not None:
+        return replace(prior, status=IGNORED_DUPLICATE)
+    if capture.source_id != job.source_id:
+        log.warning(
+            "job %s names source %s; the capture's is %s", job.job_id, job.source_id, capture.source_id
+        )
+    if {a.sha256 for a in job.artifacts} != {a.sha256 for a in capture.artifacts}:
+        log.warning(
+            "job %s lists other artifacts than capture %s; the capture's are read", job.job_id, job.capture_id
+        )
+    return capture
+
+
+def _resolve(services: ResolutionServices, job: ResolutionJob, capture: CaptureRecord) -> Outcome:
+    pins = job.pins
+    artifacts = read_evidence(services.store, capture)
+    extraction = extract(services.registry, capture, artifacts, pins.adapter if pins else None)
+    normalization = (
+        normalize(services.registry, services.profiles, extraction.claims, pins.profile if pins else None)
+        if extraction.stage_outcome == "extracted"
+        else None
+    )
+    stream = services.streams(capture.tenant_id, capture.catalog_id)
+
+    def work(conn: Connection) -> Outcome:
+        now = services.clock()
+        if not claim_inbox(conn, job.tenant_id, services.consumer, job.job_id, now):
+            # A concurrent delivery of the same job committed first (this insert waited for it).
+            prior = committed_outcome(conn, job.tenant_id, services.consumer, job.job_id)
+            return replace(prior or Outcome(IGNORED_DUPLICATE, job_id=job.job_id), status=IGNORED_DUPLICATE)
+        lock_cursor(conn, stream)  # AW-01: identities are read and changed under the stream's cursor lock
+        identity = resolve_identity(conn, stream, job.job_id, capture, extraction, normalization)
+        decision = apply_decision(
+            conn,
+            identity.command,
+            stream,
+            clock=services.clock,
+            definitions=normalization.profile.definitions if normalization else None,
+        )
+        results = JobResults(job, capture.catalog_id, extraction, normalization, identity.summary)
+        status = REVIEW_CASE_OPENED if decision.action == "open_review_case" else STAGE_COMPLETED
+        complete_job(conn, job, now)
+        if decision.replayed:
+            # The decision committed with an earlier handling whose inbox row retention has since pruned: its
+            # results are stored too, so this delivery is a duplicate (the re-inserted inbox row remembers it).
+            settle_inbox(conn, job.tenant_id, services.consumer, job.job_id, status)
+            status = IGNORED_DUPLICATE
+        else:
+            insert_results(conn, results, decision, now)
+            settle_inbox(conn, job.tenant_id, services.consumer, job.job_id, status)
+        return Outcome(
+            status,
+            job_id=job.job_id,
+            stage_outcome=results.stage_outcome,
+            decision=decision.action,
+            decision_id=decision.decision_id,
+            item_id=decision.item_id,
+            listing_id=decision.listing_id,
+            case_id=decision.case_id,
+        )
+
+    outcome = services.resolver_db.run(
+        work,
+        tenant_id=job.tenant_id,
+        # if_db: after an ambiguous COMMIT the inbox row tells whether it committed.
+        verify_commit=lambda conn: committed_outcome(conn, job.tenant_id, services.consumer, job.job_id),
+    )
+    log.info(
+        "resolution job %s: %s (%s, %s %s)",
+        job.job_id,
+        outcome.status,
+        outcome.stage_outcome,
+        outcome.decision,
+        outcome.decision_id,
+    )
+    return outcome
+
+
+def _failed(
+    services: ResolutionServices, job: ResolutionJob, error: Exception, *, capture_in_tenant: bool
+) -> Outcome:
+    outcome = outcome_for_error(error, job.job_id)
+    if outcome.reason == INTERNAL_ERROR:
+        log.exception("resolution job %s failed unexpectedly; retried later", job.job_id)
+    else:
+        log.warning("resolution job %s: %s %s", job.job_id, outcome.status, outcome.detail)
+    if outcome.reason == TENANT_MISMATCH:
+        _alert(job, outcome.detail or "")
+    elif outcome.disposition == "dead_letter" and capture_in_tenant:
+        try:
+            services.resolver_db.run(
+                lambda conn: mark_dead_lettered(conn, job.tenant_id, job.job_id), tenant_id=job.tenant_id
+            )
+        except Exception as marking:
+            # The job row keeps its status; the message is retried and dead-lettered again next time.
+            return outcome_for_error(marking, job.job_id)
+    return outcome
+
+
+def _alert(job: ResolutionJob, detail: str) -> None:
+    security_log.error(
+        "SECURITY ALERT TENANT_MISMATCH job_id=%s tenant_id=%s catalog_id=%s capture_id=%s trace_id=%s: %s",
+        job.job_id,
+        job.tenant_id,
+        job.catalog_id,
+        job.capture_id,
+        job.trace_id,
+        detail,
+    )

@@ -1,0 +1,279 @@
+"""Identity (if_resolution_job, identity stage): turn one capture's results into exactly one decision command.
+
+- A strong identifier (GTIN, else brand + MPN) names an active item → ``MapListing`` (rule
+  ``strong_identifier_match``).
+- No item has them, and the profile's ``identity_keys`` are satisfied → ``CreateItemAndMap`` (rule
+  ``create_on_identity_keys``).
+- Otherwise → ``OpenReviewCase`` (status awaiting_human, rule ``review_required``) with the claims, the results
+  and ranked candidates. The case ``kind`` says why: ``no_adapter``, ``extraction_failed``,
+  ``normalization_failed``, ``conflicting_identifiers`` (the page states two values of an identifier),
+  ``ambiguous_identity`` (the identifiers name different items), ``retired_item`` (INV-07: never mapped
+  automatically), ``no_strong_identifier``.
+
+Commands are built only from the stored capture, the job and the deterministic extraction and normalization of its
+stored bytes, plus the catalog state read under the stream cursor lock; the idempotency key is derived from the
+job id. The same key therefore always comes with the same command (a changed command would be
+IDEMPOTENCY_CONFLICT), and a redelivered job is absorbed by the inbox before it gets here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, cast, get_args
+
+from prw_platform.db.database import Connection
+from prw_platform.plugins import Availability, Normalization
+from prw_platform.resolver.decisions import (
+    AmbiguousIdentity,
+    Candidate,
+    CreateItemAndMap,
+    ItemFacts,
+    ListingObservation,
+    MapListing,
+    OpenReviewCase,
+    StreamRef,
+    find_item_by_identifiers,
+)
+from prw_platform.resolver.resolution.candidates import rank_candidates
+from prw_platform.resolver.resolution.capture import CaptureRecord
+from prw_platform.resolver.resolution.documents import (
+    attribute_documents,
+    claim_documents,
+    json_value,
+    problem_documents,
+)
+from prw_platform.resolver.resolution.extraction import ExtractionRun, StageError
+from prw_platform.resolver.resolution.profiles import NormalizationRun, stage_outcome
+
+RULE_MAP = "rule:strong_identifier_match@1"
+RULE_CREATE = "rule:create_on_identity_keys@1"
+RULE_REVIEW = "rule:review_required@1"
+
+GTIN, BRAND, MPN, TITLE = "core:gtin", "core:brand", "core:mpn", "core:title"
+PRICE, CURRENCY, AVAILABILITY = "core:price", "core:currency", "core:availability"
+#: Item columns (title, brand, identifiers) and offer fields (they belong to the listing, not the item).
+_NOT_ITEM_ATTRIBUTES = frozenset({GTIN, BRAND, MPN, TITLE, PRICE, CURRENCY, AVAILABILITY})
+_IDENTIFIERS = (GTIN, BRAND, MPN)
+_CONFLICTING_CLAIMS = "CONFLICTING_CLAIMS"
+_AVAILABILITIES: frozenset[str] = frozenset(get_args(Availability))
+
+Command = CreateItemAndMap | MapListing | OpenReviewCase
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityDecision:
+    command: Command
+    #: How identity was resolved, stored with the results (``resolution_result.identity``).
+    summary: dict[str, Any]
+
+
+def idempotency_key(job_id: str) -> str:
+    """if_resolution_job: a redelivered job must not decide twice; the key is derived from the job id."""
+    return f"resolution:{job_id}"
+
+
+def resolve_identity(
+    conn: Connection,
+    stream: StreamRef,
+    job_id: str,
+    capture: CaptureRecord,
+    extraction: ExtractionRun,
+    normalization: NormalizationRun | None,
+) -> IdentityDecision:
+    """Call with the stream cursor locked, so no other decision of the catalog changes identities meanwhile."""
+    context = _Context(job_id, capture, extraction, normalization)
+    result = normalization.normalization if normalization else None
+    if result is None:
+        failure = extraction if extraction.stage_outcome != "extracted" else None
+        kind = failure.stage_outcome if failure else "normalization_failed"
+        return context.review(kind, _failure_reason(extraction, normalization), ())
+    assert normalization is not None
+    ids = {key: _text(result, key) for key in _IDENTIFIERS}
+    conflicting = sorted(
+        {
+            p.attribute
+            for p in result.problems
+            if p.code == _CONFLICTING_CLAIMS and p.attribute in _IDENTIFIERS
+        }
+    )
+    try:
+        match = find_item_by_identifiers(
+            conn, stream.tenant_id, stream.catalog_id, gtin=ids[GTIN], brand=ids[BRAND], mpn=ids[MPN]
+        )
+    except AmbiguousIdentity as ambiguous:
+        candidates = tuple(
+            Candidate(m.item_id, 1.0, f"{' and '.join(m.matched_on)} name this item")
+            for m in ambiguous.matches
+        )
+        return context.review("ambiguous_identity", str(ambiguous), candidates)
+    if conflicting:
+        # A reviewer must pick the value first: an automatic rule would act on the profile's tie-break alone.
+        candidates = (
+            (Candidate(match.item_id, 1.0, "the chosen identifier values name this item"),) if match else ()
+        )
+        return context.review(
+            "conflicting_identifiers",
+            f"the page states conflicting values of {', '.join(conflicting)}",
+            candidates,
+        )
+    if match is not None and match.status != "active":
+        return context.review(
+            "retired_item", f"the identifiers name item {match.item_id}, which is {match.status} (INV-07)", ()
+        )
+    if match is not None:
+        matched_on = " and ".join(match.matched_on)
+        return context.decided(
+            MapListing(
+                listing=context.observation(),
+                item_id=match.item_id,
+                actor=RULE_MAP,
+                rationale=f"{matched_on} of the listing name item {match.item_id}",
+                idempotency_key=idempotency_key(job_id),
+                evidence=(capture.capture_id,),
+            ),
+            {"matched_item": match.item_id, "matched_on": list(match.matched_on)},
+        )
+    satisfied = [keys for keys in normalization.profile.identity_keys if all(result.get(k) for k in keys)]
+    strong = bool(ids[GTIN]) or bool(ids[BRAND] and ids[MPN])
+    if satisfied and strong:
+        return context.decided(
+            CreateItemAndMap(
+                item=ItemFacts(
+                    profile=normalization.pin,
+                    title=_text(result, TITLE),
+                    brand=ids[BRAND],
+                    gtin=ids[GTIN],
+                    mpn=ids[MPN],
+                    attributes=tuple(a for a in result.attributes if a.key not in _NOT_ITEM_ATTRIBUTES),
+                ),
+                listing=context.observation(),
+                actor=RULE_CREATE,
+                rationale=f"no item has these identifiers; {normalization.pin} identity keys "
+                f"{' + '.join(satisfied[0])} are present",
+                idempotency_key=idempotency_key(job_id),
+                evidence=(capture.capture_id,),
+            ),
+            {"identity_keys_satisfied": [list(keys) for keys in satisfied]},
+        )
+    needed = " | ".join(" + ".join(keys) for keys in normalization.profile.identity_keys)
+    candidates = rank_candidates(
+        conn, stream.tenant_id, stream.catalog_id, brand=ids[BRAND], title=_text(result, TITLE)
+    )
+    return context.review(
+        "no_strong_identifier",
+        f"no item has a strong identifier of this listing and {normalization.pin} identity keys "
+        f"({needed}) are not all present",
+        candidates,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    job_id: str
+    capture: CaptureRecord
+    extraction: ExtractionRun
+    normalization: NormalizationRun | None
+
+    @property
+    def result(self) -> Normalization | None:
+        return self.normalization.normalization if self.normalization else None
+
+    def identifiers(self) -> dict[str, str | None]:
+        return {key: _text(self.result, key) for key in _IDENTIFIERS}
+
+    def observation(self) -> ListingObservation:
+        """The listing as this capture shows it. Natural key and URL come from the capture row (the truth);
+        offer fields from the profile's values (INV-02), else from the adapter's listing fields. Price and
+        currency travel as a pair, so a price never gets a currency the profile refused to guess."""
+        capture, result = self.capture, self.result
+        listing = self.extraction.extraction.listing if self.extraction.extraction else None
+        price: Decimal | None = None
+        currency: str | None = None
+        if result is not None and result.get(PRICE) is not None:
+            price, currency = _decimal(result, PRICE), _text(result, CURRENCY)
+        elif listing is not None:
+            price, currency = listing.price, listing.currency
+        url = capture.url or (listing.url if listing else None)
+        return ListingObservation(
+            source_id=capture.source_id,
+            observed_at=capture.observed_at,
+            capture_id=capture.capture_id,
+            url=url,
+            # Intake requires a native record id; a capture without one and without a URL (not written by
+            # intake) is its own listing.
+            native_record_id=capture.native_record_id or (None if url else capture.capture_id),
+            title=_text(result, TITLE) or (listing.title if listing else None),
+            price=price,
+            currency=currency,
+            availability=_availability(result) or (listing.availability if listing else None),
+        )
+
+    def decided(self, command: MapListing | CreateItemAndMap, details: dict[str, Any]) -> IdentityDecision:
+        summary = {"rule": command.actor, "rationale": command.rationale, "identifiers": self.identifiers()}
+        return IdentityDecision(command, summary | details)
+
+    def review(self, kind: str, reason: str, candidates: tuple[Candidate, ...]) -> IdentityDecision:
+        extraction, result = self.extraction, self.result
+        error = extraction.error or (self.normalization.error if self.normalization else None)
+        evidence = {
+            "job_id": self.job_id,
+            "capture_id": self.capture.capture_id,
+            "reason": reason,
+            "stage_outcome": stage_outcome(self.extraction, self.normalization),
+            "adapter": extraction.adapter,
+            "profile": self.normalization.pin if self.normalization else None,
+            "identifiers": self.identifiers(),
+            "claims": claim_documents(extraction.claims),
+            "attributes": attribute_documents(result.attributes) if result else [],
+            "problems": problem_documents(result.problems) if result else [],
+            "diagnostics": json_value(list(extraction.diagnostics)),
+            "error": _error(error),
+        }
+        command = OpenReviewCase(
+            listing=self.observation(),
+            kind=kind,
+            actor=RULE_REVIEW,
+            rationale=reason,
+            idempotency_key=idempotency_key(self.job_id),
+            candidates=candidates,
+            case_evidence=evidence,
+            evidence=(self.capture.capture_id,),
+        )
+        summary = {
+            "rule": RULE_REVIEW,
+            "kind": kind,
+            "rationale": reason,
+            "identifiers": self.identifiers(),
+            "candidates": [{"item_id": c.item_id, "score": c.score, "reason": c.reason} for c in candidates],
+        }
+        return IdentityDecision(command, summary)
+
+
+def _failure_reason(extraction: ExtractionRun, normalization: NormalizationRun | None) -> str:
+    if extraction.stage_outcome == "no_adapter":
+        return f"no installed adapter supports media type {extraction.capture_view.media_type}"
+    if extraction.error is not None:
+        return f"{extraction.adapter} failed: {extraction.error.code}: {extraction.error.message}"
+    if normalization is not None and normalization.error is not None:
+        return f"{normalization.pin} failed: {normalization.error.code}: {normalization.error.message}"
+    return "the claims could not be normalized"
+
+
+def _error(error: StageError | None) -> dict[str, str] | None:
+    return None if error is None else {"code": error.code, "message": error.message}
+
+
+def _text(result: Normalization | None, key: str) -> str | None:
+    attribute = result.get(key) if result else None
+    return attribute.value if attribute is not None and isinstance(attribute.value, str) else None
+
+
+def _decimal(result: Normalization, key: str) -> Decimal | None:
+    attribute = result.get(key)
+    return attribute.value if attribute is not None and isinstance(attribute.value, Decimal) else None
+
+
+def _availability(result: Normalization | None) -> Availability | None:
+    value = _text(result, AVAILABILITY)
+    return cast(Availability, value) if value in _AVAILABILITIES else None

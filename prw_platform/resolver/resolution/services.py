@@ -1,0 +1,79 @@
+"""What the resolution consumer depends on, passed in by the composition root (never import-time globals)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from prw_platform.db.database import Database
+from prw_platform.plugins import PluginRegistry
+from prw_platform.resolver.catalogs import current_stream
+from prw_platform.resolver.decisions import StreamRef
+from prw_platform.resolver.resolution.profiles import ProfilePolicy
+from prw_platform.storage import ObjectStore
+
+Clock = Callable[[], datetime]
+#: (tenant_id, catalog_id) -> the stream decisions write to now (the catalog at its current history epoch).
+StreamLocator = Callable[[str, str], StreamRef]
+
+#: The consumer's name in ``resolver.consumer_inbox``.
+CONSUMER = "resolution"
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Delayed retry of a retryable failure (if_resolution_job: "backoff with delay"): ``base_seconds`` doubled
+    per earlier delivery, at most ``max_seconds`` (the queue port's limit is 900 s). Deterministic: the queue's
+    receive limit, not jitter, bounds the attempts."""
+
+    base_seconds: int = 5
+    max_seconds: int = 900
+
+    def delay(self, receive_count: int) -> int:
+        exponent = min(max(receive_count, 1) - 1, 16)
+        return min(self.max_seconds, self.base_seconds * (1 << exponent))
+
+
+@dataclass(frozen=True, slots=True)
+class ResolutionServices:
+    #: Acts as ``resolver_app``: every transaction is tenant-scoped by row-level security (INV-06).
+    resolver_db: Database
+    store: ObjectStore
+    registry: PluginRegistry
+    streams: StreamLocator
+    clock: Clock = utc_now
+    profiles: ProfilePolicy = field(default_factory=ProfilePolicy)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    consumer: str = CONSUMER
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        resolver_db: Database,
+        control_db: Database,
+        store: ObjectStore,
+        registry: PluginRegistry,
+        clock: Clock = utc_now,
+        profiles: ProfilePolicy | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> ResolutionServices:
+        """The services with streams located through the control plane's current history epoch."""
+
+        def streams(tenant_id: str, catalog_id: str) -> StreamRef:
+            return current_stream(control_db, tenant_id, catalog_id)
+
+        return cls(
+            resolver_db=resolver_db,
+            store=store,
+            registry=registry,
+            streams=streams,
+            clock=clock,
+            profiles=profiles or ProfilePolicy(),
+            retry=retry or RetryPolicy(),
+        )
