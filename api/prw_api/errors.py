@@ -1,9 +1,10 @@
 """One error type and one renderer for every HTTP edge (STYLE.md: "Errors are one type ... rendered in one
 handler, using the seed's codes verbatim").
 
-The body is always ``{"error": {"code", "message", "retryable"}}``. Core errors (intake, auth, storage, database)
-carry their seed code, status and retryability, and are converted to an ``ApiError`` here; FastAPI's request
-validation errors become 422 VALIDATION_FAILED (if_capture_submit), and a 503 always has ``Retry-After``.
+The body is always ``{"error": {"code", "message", "retryable"}}`` (``ErrorBody``). Core errors (intake, auth,
+storage, database, product queries) carry their seed code, status and retryability, and are converted to an
+``ApiError`` here; FastAPI's request validation errors become 422 with the origin's code (VALIDATION_FAILED,
+if_capture_submit; the product origin's query errors are INVALID_QUERY), and a 503 always has ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from collections.abc import Mapping
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from prw_platform.auth.errors import AuthError, CredentialRevoked, InvalidToken, MissingScope
 from prw_platform.db.errors import AmbiguousCommit, DatabaseError, DatabaseUnavailable
+from prw_platform.product.errors import InvalidQuery
 from prw_platform.resolver.intake.errors import IntakeError
 from prw_platform.storage.errors import StorageError
 
@@ -31,6 +34,18 @@ _HTTP_CODES = {
     413: "PAYLOAD_TOO_LARGE",
     415: "UNSUPPORTED_MEDIA_TYPE",
 }
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+    retryable: bool
+
+
+class ErrorBody(BaseModel):
+    """The one error body of every origin, as ``render`` writes it."""
+
+    error: ErrorDetail
 
 
 class ApiError(Exception):
@@ -62,6 +77,8 @@ def from_core_error(error: Exception) -> ApiError:
     if isinstance(error, IntakeError | AuthError | StorageError):
         headers = _bearer_challenge(error)
         return ApiError(error.status, error.code, str(error), retryable=error.retryable, headers=headers)
+    if isinstance(error, InvalidQuery):
+        return ApiError(422, error.code, str(error))
     return ApiError(500, "INTERNAL", "internal error")
 
 
@@ -69,11 +86,13 @@ def render(request: Request, error: ApiError) -> JSONResponse:
     headers = dict(error.headers)
     if error.status == 503:
         headers.setdefault("Retry-After", str(RETRY_AFTER_SECONDS))
-    body = {"error": {"code": error.code, "message": error.message, "retryable": error.retryable}}
-    return JSONResponse(body, status_code=error.status, headers=headers)
+    body = ErrorBody(error=ErrorDetail(code=error.code, message=error.message, retryable=error.retryable))
+    return JSONResponse(body.model_dump(), status_code=error.status, headers=headers)
 
 
-def install_error_handlers(app: FastAPI) -> None:
+def install_error_handlers(app: FastAPI, *, validation_code: str = "VALIDATION_FAILED") -> None:
+    """``validation_code`` is the code of a request FastAPI rejects before the route runs (a 422)."""
+
     async def api_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ApiError)
         return render(request, exc)
@@ -83,7 +102,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def validation_failed(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return render(request, ApiError(422, "VALIDATION_FAILED", _summary(exc)))
+        return render(request, ApiError(422, validation_code, _summary(exc)))
 
     async def http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
@@ -93,7 +112,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, api_error)
     app.add_exception_handler(RequestValidationError, validation_failed)
     app.add_exception_handler(StarletteHTTPException, http_error)
-    for core in (IntakeError, AuthError, StorageError, DatabaseError):
+    for core in (IntakeError, AuthError, StorageError, DatabaseError, InvalidQuery):
         app.add_exception_handler(core, core_error)
 
 

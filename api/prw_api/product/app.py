@@ -1,0 +1,25 @@
+"""The product origin: the public product API (seed 003: "Product service API", if_product_query)."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from prw_api.errors import install_error_handlers
+from prw_api.product.routes import items
+from prw_api.product.services import ProductApiServices
+from prw_platform.config import Settings
+from prw_platform.product.errors import InvalidQuery
+
+
+def create_app(settings: Settings, services: ProductApiServices) -> FastAPI:
+    """``services`` binds the one (tenant, catalog) this deployment serves (``build_product_services``)."""
+    app = FastAPI(
+        title="PRW product",
+        summary="Public product API: released items and the listings they own (if_product_query)",
+        version="1",
+    )
+    app.state.settings = settings
+    app.state.services = services
+    install_error_handlers(app, validation_code=InvalidQuery.code)
+    app.include_router(items.router)
+    return app

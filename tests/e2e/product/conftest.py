@@ -1,0 +1,69 @@
+"""A real product HTTP server: uvicorn in a thread on a free loopback port (``prw_api.server.BackgroundServer``),
+over a real PostgreSQL whose product schema was filled the way production fills it: the resolver relay's role
+sends accepted changes to the PostgreSQL queue and the product queue driver applies them (AW-04).
+
+The tests only read, so one catalog, one database and one server serve the whole module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from prw_api.product import build_product_services, create_app
+from prw_api.server import BackgroundServer
+from prw_platform.config import Settings
+from prw_platform.db import roles
+from prw_platform.db.database import Database
+from prw_platform.queues import ACCEPTED_CHANGES, PostgresQueue
+from tests.e2e.product.catalog import CATALOG, TENANT, Catalog, build_catalog
+from tests.support.postgres import MAIN, fresh_database
+
+
+@pytest.fixture(scope="module")
+def product_api_db_url(pg_admin_url: str, pg_templates: dict[str, str]) -> Iterator[str]:
+    with fresh_database(pg_admin_url, pg_templates[MAIN], "prw_tp") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def module_product_db(product_api_db_url: str) -> Iterator[Database]:
+    # if_db: the API's statement timeout is 5 s.
+    with Database(product_api_db_url, role=roles.PRODUCT_APP, max_size=4, statement_timeout_ms=5_000) as db:
+        yield db
+
+
+@pytest.fixture(scope="module")
+def catalog(product_api_db_url: str, module_product_db: Database) -> Catalog:
+    with Database(product_api_db_url, role=roles.RESOLVER_RELAY, max_size=2) as relay_db:
+        relay = PostgresQueue(relay_db, ACCEPTED_CHANGES.name)
+        consumer = PostgresQueue(module_product_db, ACCEPTED_CHANGES.name)
+        return build_catalog(relay, consumer, module_product_db)
+
+
+@pytest.fixture(scope="module")
+def server(
+    tmp_path_factory: pytest.TempPathFactory, module_product_db: Database, catalog: Catalog
+) -> Iterator[BackgroundServer]:
+    settings = Settings(data_dir=Path(tmp_path_factory.mktemp("prw-product")))
+    services = build_product_services(module_product_db, tenant_id=TENANT, catalog_id=CATALOG)
+    with BackgroundServer(create_app(settings, services)) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def http(server: BackgroundServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        yield client
+
+
+def error_of(response: httpx.Response) -> tuple[int, str, bool]:
+    """(status, code, retryable) of the platform's error body ``{"error": {"code", "message", "retryable"}}``."""
+    error: dict[str, Any] = response.json()["error"]
+    assert set(error) == {"code", "message", "retryable"}
+    assert error["message"]
+    return response.status_code, error["code"], error["retryable"]
