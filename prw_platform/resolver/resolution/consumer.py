@@ -26,12 +26,12 @@ from pydantic import ValidationError
 
 from prw_platform.contracts import ResolutionJob, SchemaViolation
 from prw_platform.db.database import Connection
-from prw_platform.resolver.decisions import apply_decision
+from prw_platform.resolver.decisions import DecisionResult, apply_decision, find_decision_by_key
 from prw_platform.resolver.decisions.stream import lock_cursor
 from prw_platform.resolver.resolution.capture import CaptureRecord, load_capture
 from prw_platform.resolver.resolution.evidence import read_evidence
 from prw_platform.resolver.resolution.extraction import extract
-from prw_platform.resolver.resolution.identity import resolve_identity
+from prw_platform.resolver.resolution.identity import idempotency_key, resolve_identity
 from prw_platform.resolver.resolution.outcomes import (
     IGNORED_DUPLICATE,
     INTERNAL_ERROR,
@@ -127,6 +127,13 @@ def _resolve(services: ResolutionServices, job: ResolutionJob, capture: CaptureR
             prior = committed_outcome(conn, job.tenant_id, services.consumer, job.job_id)
             return replace(prior or Outcome(IGNORED_DUPLICATE, job_id=job.job_id), status=IGNORED_DUPLICATE)
         lock_cursor(conn, stream)  # AW-01: identities are read and changed under the stream's cursor lock
+        decided = find_decision_by_key(conn, job.tenant_id, idempotency_key(job.job_id))
+        if decided is not None:
+            # Decided by an earlier handling whose inbox row retention has since pruned: its results are stored
+            # too. Re-deciding now could build another command for the same key (the catalog has changed).
+            complete_job(conn, job, now)
+            settle_inbox(conn, job.tenant_id, services.consumer, job.job_id, _status(decided.action))
+            return _outcome(IGNORED_DUPLICATE, job.job_id, decided.result(replayed=True), None)
         identity = resolve_identity(conn, stream, job.job_id, capture, extraction, normalization)
         decision = apply_decision(
             conn,
@@ -136,26 +143,11 @@ def _resolve(services: ResolutionServices, job: ResolutionJob, capture: CaptureR
             definitions=normalization.profile.definitions if normalization else None,
         )
         results = JobResults(job, capture.catalog_id, extraction, normalization, identity.summary)
-        status = REVIEW_CASE_OPENED if decision.action == "open_review_case" else STAGE_COMPLETED
+        status = _status(decision.action)
         complete_job(conn, job, now)
-        if decision.replayed:
-            # The decision committed with an earlier handling whose inbox row retention has since pruned: its
-            # results are stored too, so this delivery is a duplicate (the re-inserted inbox row remembers it).
-            settle_inbox(conn, job.tenant_id, services.consumer, job.job_id, status)
-            status = IGNORED_DUPLICATE
-        else:
-            insert_results(conn, results, decision, now)
-            settle_inbox(conn, job.tenant_id, services.consumer, job.job_id, status)
-        return Outcome(
-            status,
-            job_id=job.job_id,
-            stage_outcome=results.stage_outcome,
-            decision=decision.action,
-            decision_id=decision.decision_id,
-            item_id=decision.item_id,
-            listing_id=decision.listing_id,
-            case_id=decision.case_id,
-        )
+        insert_results(conn, results, decision, now)
+        settle_inbox(conn, job.tenant_id, services.consumer, job.job_id, status)
+        return _outcome(status, job.job_id, decision, results.stage_outcome)
 
     outcome = services.resolver_db.run(
         work,
@@ -172,6 +164,23 @@ def _resolve(services: ResolutionServices, job: ResolutionJob, capture: CaptureR
         outcome.decision_id,
     )
     return outcome
+
+
+def _outcome(status: str, job_id: str, decision: DecisionResult, stage_outcome: str | None) -> Outcome:
+    return Outcome(
+        status,
+        job_id=job_id,
+        stage_outcome=stage_outcome,
+        decision=decision.action,
+        decision_id=decision.decision_id,
+        item_id=decision.item_id,
+        listing_id=decision.listing_id,
+        case_id=decision.case_id,
+    )
+
+
+def _status(action: str) -> str:
+    return REVIEW_CASE_OPENED if action == "open_review_case" else STAGE_COMPLETED
 
 
 def _failed(

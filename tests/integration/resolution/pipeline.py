@@ -118,6 +118,14 @@ class Resolution:
     def run(self, services: ResolutionServices | None = None, **kwargs: Any) -> BatchReport:
         return process_resolution_jobs(self.queue, services or self.services, **kwargs)
 
+    def replace_queued_jobs(self, *messages: dict[str, Any]) -> None:
+        """Take what intake enqueued off the queue and send ``messages`` instead (forged or pinned jobs)."""
+        while received := self.queue.receive(10):
+            for delivery in received:
+                assert self.queue.ack(delivery.handle)
+        for message in messages:
+            self.queue.send(message, message_id=str(message.get("job_id", "job_without_id")))
+
     def rows(self, sql: str, *params: object) -> list[dict[str, Any]]:
         with self.owner_db.transaction(read_only=True) as conn:
             return conn.execute(sql, params).fetchall()  # type: ignore[arg-type]
