@@ -57,6 +57,13 @@ class Platform:
         )
 
     @cached_property
+    def sweeper_db(self) -> Database:
+        """resolver_sweeper: reads pending resolution jobs of every tenant and marks them enqueued, nothing else."""
+        return self._database(
+            self.urls.main, roles.RESOLVER_SWEEPER, self.settings.statement_timeout_consumer_ms, "sweeper"
+        )
+
+    @cached_property
     def relay_db(self) -> Database:
         return self._database(
             self.urls.main, roles.RESOLVER_RELAY, self.settings.statement_timeout_consumer_ms, "relay"

@@ -2,10 +2,11 @@
 
 import typer
 
-from prw_cli.commands import db, demo, extract, plugins
+from prw_cli.commands import clients, db, demo, extract, plugins
 
 app = typer.Typer(help="PRW platform command line.", no_args_is_help=True)
 app.command("demo")(demo.demo)
 app.command("migrate")(db.migrate)
 app.command("plugins")(plugins.plugins)
 app.command("extract")(extract.extract)
+app.add_typer(clients.app, name="clients")

@@ -5,5 +5,7 @@ from __future__ import annotations
 RESOLVER_APP = "resolver_app"
 RESOLVER_RELAY = "resolver_relay"
 PRODUCT_APP = "product_app"
+#: Migration 0005: the AW-02 pending-job sweeper (reads pending jobs across tenants, marks them enqueued).
+RESOLVER_SWEEPER = "resolver_sweeper"
 
 SERVICE_ROLES = (RESOLVER_APP, RESOLVER_RELAY, PRODUCT_APP)

@@ -1,87 +1,251 @@
-"""``prw demo``: the README's main command, on embedded defaults.
+"""``prw demo``: the README's main command. One capture to one public item, end to end, on embedded defaults.
 
-Starts (or attaches to) the embedded PostgreSQL when no PRW_DATABASE_URL is set, migrates it, stores the bundled
-real pages in the object store (content-addressed, put-if-absent: a second run stores nothing new) and extracts
-each with the installed adapters and profiles, printing what was read.
+1. Start (or attach to) the embedded PostgreSQL when PRW_DATABASE_URL is unset; migrate; filesystem object store,
+   PostgreSQL queue.
+2. Provision the demo tenant, catalog (automatic release policy), sources and the product's projected scope;
+   create a collector client (rotating the previous demo client).
+3. Serve the intake and product APIs on loopback ports.
+4. Play a collector over HTTP: token, upload, capture for every bundled real page, and one page twice (the same
+   Idempotency-Key and body: 200 with the existing receipt).
+5. Drive the pipeline through Dagster (the pipeline sensors and jobs, on the real instance) until drained.
+6. Print what happened and how to look at the same data in the Dagster UI and the APIs.
+
+Running it again changes nothing public: every capture is an idempotent replay, so no job, decision or event.
 """
 
 from __future__ import annotations
 
-import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
 
+import httpx
 from rich.console import Console
 from rich.table import Table
 
-from prw_cli.demo_pages import demo_pages
-from prw_cli.settings import databases, load_settings
-from prw_platform.db.migrate import migrate_all
-from prw_platform.plugins import Artifact, CaptureView, PluginRegistry, get_plugin_manager
-from prw_platform.storage import build_object_store, evidence_key
+from prw_api.intake.app import create_app as create_intake_app
+from prw_api.intake.services import build_intake_services
+from prw_api.product.app import create_app as create_product_app
+from prw_api.product.services import build_product_services
+from prw_api.server import BackgroundServer
+from prw_cli.collector import Collector, Submitted
+from prw_cli.demo_pages import DemoPage, demo_pages
+from prw_cli.settings import load_settings
+from prw_orchestration.definitions import build_definitions
+from prw_orchestration.driver import DriveReport, drive_until_drained
+from prw_orchestration.instance import open_instance
+from prw_orchestration.resources import PlatformResource
+from prw_platform.auth import ClientSpec, create_client
+from prw_platform.auth.scopes import COLLECTOR_SCOPES
+from prw_platform.bootstrap import Platform, bootstrap
+from prw_platform.product import reports as product_reports
+from prw_platform.product.scopes import project_catalog
+from prw_platform.resolver import reports
+from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec, provision_catalog
+from prw_platform.resolver.intake import QueueJobEnqueuer
 
 console = Console()
-DEMO_TENANT = "ten_primary"
+
+TENANT = "ten_primary"
+CATALOG = "cat_primary"
+WORKER = "cw_prw_demo"
+INSTANCE = "ci_prw_demo_01"
+
+
+@dataclass(frozen=True, slots=True)
+class DemoRun:
+    submissions: list[tuple[DemoPage, Submitted]]
+    drive: DriveReport
+    public_items: list[dict[str, Any]]
+    intake_url: str
+    product_url: str
 
 
 def demo() -> None:
-    """Run the main job on embedded defaults and print a summary."""
+    """Run the end-to-end demo on embedded defaults and print a summary."""
     settings = load_settings()
-    with console.status("starting the database", spinner="dots") as status:
-        urls = databases(settings)
-        status.update("migrating")
-        migrations = migrate_all(urls.main, urls.control)
-    where = (
-        "embedded PostgreSQL under " + str(settings.embedded_pg_dir) if urls.embedded else "PRW_DATABASE_URL"
-    )
-    console.print(
-        f"[bold]database[/bold]: {where}; schema at " + ", ".join(f"{m.kind} {m.after}" for m in migrations)
-    )
+    with console.status("starting and migrating the database", spinner="dots"):
+        platform = bootstrap(settings, migrate=True)
+    with platform:
+        where = (
+            f"embedded PostgreSQL in {settings.embedded_pg_dir}"
+            if platform.urls.embedded
+            else "PRW_DATABASE_URL"
+        )
+        console.print(
+            f"[bold]database[/bold] {where}; object store {settings.object_store} in {settings.object_store_root}"
+        )
+        run = run_demo(platform)
+        _summary(platform, run)
 
-    store = build_object_store(settings)
-    registry = PluginRegistry.from_manager(get_plugin_manager())
-    profile = registry.latest_profile("np_core")
 
-    table = Table(title="bundled pages: stored and extracted")
-    for column in ("page", "stored", "adapter", "title", "price", "gtin", "brand / mpn", "problems"):
-        table.add_column(column, overflow="fold")
+def provision_demo(platform: Platform, pages: list[DemoPage]) -> tuple[str, str]:
+    """The demo tenant, catalog, sources and projected scope; a fresh collector client (client_id, secret)."""
+    sources = tuple(
+        SourceSpec(s, s.removeprefix("src_").replace("_", " ")) for s in sorted({p.source_id for p in pages})
+    )
+    provisioned = provision_catalog(
+        platform.resolver_db,
+        platform.control_db,
+        CatalogSpec(TENANT, CATALOG, "PRW demo catalog", release_policy="automatic", sources=sources),
+    )
+    project_catalog(platform.product_db, TENANT, CATALOG, provisioned.stream.history_epoch)
+    client = create_client(
+        platform.resolver_db,
+        ClientSpec(TENANT, CATALOG, WORKER, INSTANCE, tuple(s.source_id for s in sources), COLLECTOR_SCOPES),
+        supersede=True,
+    )
+    return client.client_id, client.client_secret
+
+
+def run_demo(platform: Platform, *, drive: bool = True) -> DemoRun:
+    settings = platform.settings
     pages = demo_pages()
-    with console.status("extracting", spinner="dots") as status:
-        for page in pages:
-            status.update(f"extracting {page.path.name}")
-            data = page.data
-            sha256 = hashlib.sha256(data).hexdigest()
-            put = store.put_if_absent(evidence_key(DEMO_TENANT, sha256), data, sha256, "text/html")
-            capture = CaptureView(
-                capture_id=page.native_record_id, source_id=page.source_id, media_type="text/html"
-            )
-            adapter = registry.select_adapter(capture)
-            if adapter is None:
-                table.add_row(page.path.name, _yes(put.stored), "-", "-", "-", "-", "-", "no adapter")
-                continue
-            extraction = adapter.extract(capture, [Artifact(f"art_{sha256[:12]}", sha256, "text/html", data)])
-            normalization = profile.normalize(extraction.claims)
-
-            def value(key: str, n=normalization) -> str:
-                attribute = n.get(key)
-                return str(attribute.value) if attribute else ""
-
-            price = f"{value('core:price')} {value('core:currency')}".strip()
-            brand_mpn = " / ".join(v for v in (value("core:brand"), value("core:mpn")) if v)
-            table.add_row(
-                page.path.name,
-                _yes(put.stored),
-                f"{adapter.name}@{adapter.version}",
-                value("core:title")[:48],
-                price,
-                value("core:gtin"),
-                brand_mpn,
-                str(len(normalization.problems)),
-            )
-    console.print(table)
-    console.print(
-        f"{len(pages)} real pages read with [bold]{profile.name}@{profile.version}[/bold]. "
-        "Try: ./run prw plugins, ./run prw extract --adapter auto <file>."
+    client_id, secret = provision_demo(platform, pages)
+    intake_app = create_intake_app(
+        settings,
+        build_intake_services(
+            settings,
+            resolver_db=platform.resolver_api_db,
+            control_db=platform.control_db,
+            enqueuer=QueueJobEnqueuer(platform.resolution_queue),
+            store=platform.store,
+        ),
     )
+    product_app = create_product_app(
+        settings, build_product_services(platform.product_api_db, tenant_id=TENANT, catalog_id=CATALOG)
+    )
+    with BackgroundServer(intake_app) as intake, BackgroundServer(product_app) as product:
+        submissions: list[tuple[DemoPage, Submitted]] = []
+        with (
+            Collector(intake.url, client_id, secret, worker_id=WORKER) as collector,
+            console.status("collector: uploading pages and submitting captures", spinner="dots") as status,
+        ):
+            # Every page, then the first one again: same key, same body -> 200 with the existing receipt.
+            for page in [*pages, pages[0]]:
+                status.update(f"collector: {page.path.name}")
+                submitted = collector.submit(
+                    source_id=page.source_id,
+                    native_record_id=page.native_record_id,
+                    observed_at=page.observed_at,
+                    data=page.data,
+                    url=page.url,
+                )
+                submissions.append((page, submitted))
+        report = DriveReport()
+        if drive:
+            with console.status(
+                "Dagster: sensors -> runs until the stream is drained", spinner="dots"
+            ) as status:
+                instance = open_instance(settings)
+                defs = build_definitions(PlatformResource())
+                report = drive_until_drained(
+                    defs, instance, on_run=lambda job, key: status.update(f"Dagster: ran {job} ({key})")
+                )
+        with httpx.Client(base_url=product.url, timeout=10) as public:
+            page = public.get("/v1/items", params={"limit": 100}).json()
+            items = [public.get(f"/v1/items/{i['item']}").json() for i in page["items"]]
+        return DemoRun(submissions, report, items, intake.url, product.url)
 
 
-def _yes(stored: bool) -> str:
-    return "new" if stored else "already stored"
+def _table(title: str, columns: tuple[str, ...], rows: list[tuple[object, ...]]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*("" if v is None else str(v) for v in row))
+    return table
+
+
+def _listing(listing: dict[str, object]) -> str:
+    price = " ".join(str(listing[k]) for k in ("price", "currency") if listing.get(k))
+    return f"{listing.get('source_id')}: {price or 'no price'}"
+
+
+def _summary(platform: Platform, run: DemoRun) -> None:
+    owner = platform.owner_db
+    console.print(
+        _table(
+            "Captures and receipts (POST /v1/captures)",
+            ("page", "source", "HTTP", "receipt", "capture", "artifact"),
+            [
+                (p.path.name, p.source_id, s.status, s.receipt_id, s.capture_id, s.upload)
+                for p, s in run.submissions
+            ],
+        )
+    )
+    console.print(
+        _table(
+            "Claims and normalized attributes (resolution)",
+            ("capture", "adapter", "profile", "claims", "attributes", "problems", "outcome"),
+            [
+                (r.capture_id, r.adapter, r.profile, r.claims, r.attributes, r.problems, r.outcome)
+                for r in reports.resolution_results(owner, TENANT, CATALOG)
+            ],
+        )
+    )
+    console.print(
+        _table(
+            "Decisions (AW-01)",
+            ("decision", "action", "actor", "events", "case"),
+            [
+                (d.decision_id, d.action, d.actor, d.events, d.case_id)
+                for d in reports.decisions(owner, TENANT, CATALOG)
+            ],
+        )
+    )
+    console.print(
+        _table(
+            "Review cases awaiting a human",
+            ("case", "kind", "status", "revision", "capture", "candidates"),
+            [
+                (c.case_id, c.kind, c.status, c.revision, c.capture_id, c.candidates)
+                for c in reports.review_cases(owner, TENANT, CATALOG)
+            ],
+        )
+    )
+    console.print(
+        _table(
+            "Accepted-change events (outbox -> relay -> product)",
+            ("position", "type", "aggregate", "revision", "published"),
+            [
+                (e.position, e.event_type, e.aggregate, e.revision, e.published)
+                for e in reports.events(owner, TENANT, CATALOG)
+            ],
+        )
+    )
+    console.print(
+        _table(
+            "Public items (GET /v1/items)",
+            ("item", "title", "brand", "identifiers", "rev", "listings (source: price)"),
+            [
+                (
+                    i["item"],
+                    str(i.get("title") or "")[:48],
+                    i.get("brand"),
+                    json.dumps({k: v for k, v in dict(i.get("identifiers") or {}).items() if v}),
+                    i.get("published_revision"),
+                    "; ".join(_listing(listing) for listing in list(i.get("listings") or [])),
+                )
+                for i in run.public_items
+            ],
+        )
+    )
+    progress = product_reports.all_stream_progress(owner)
+    lag = sum(
+        p.lag(s.committed_position)
+        for p in progress
+        for s in reports.stream_statuses(owner)
+        if s.catalog_id == p.catalog_id
+    )
+    console.print(
+        f"Dagster: {len(run.drive.runs)} runs in {run.drive.ticks} sensor ticks"
+        f" ({len(run.drive.failed_runs)} failed); projection lag {lag}; state run {run.drive.state_run}."
+    )
+    console.print(
+        "\n[bold]Look at the same data[/bold]\n"
+        "  ./run prw dev            the Dagster UI (runs, assets, invariant checks) on http://127.0.0.1:3000,\n"
+        "                           the intake API on :8081 and the product API on :8082\n"
+        "  curl :8082/v1/items      the public catalog, released data only\n"
+        "  ./run demo               again: every capture is an idempotent replay; the public catalog is unchanged\n"
+    )

@@ -14,6 +14,8 @@ class DemoPage:
     path: Path
     source_id: str
     native_record_id: str
+    observed_at: str
+    url: str | None = None
 
     @property
     def data(self) -> bytes:
@@ -22,4 +24,7 @@ class DemoPage:
 
 def demo_pages() -> list[DemoPage]:
     manifest = json.loads((HERE / "manifest.json").read_text())
-    return [DemoPage(HERE / p["file"], p["source_id"], p["native_record_id"]) for p in manifest["pages"]]
+    return [
+        DemoPage(HERE / p["file"], p["source_id"], p["native_record_id"], p["observed_at"], p.get("url"))
+        for p in manifest["pages"]
+    ]

@@ -1,0 +1,1 @@
+"""Dagster definitions per area: pipeline (sensors + jobs), state (assets + invariant checks), maintenance."""

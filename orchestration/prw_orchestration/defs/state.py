@@ -1,0 +1,163 @@
+"""Assets that make the platform's state visible, and the invariants as asset checks (ARCHITECTURE.md: "Dagster:
+what an operator sees"). Each asset is a snapshot of state owned by the core: materializing it reads, it never
+writes. The ``platform_state_job`` (and its schedule) refreshes them and runs the checks."""
+
+import dagster as dg
+
+from prw_orchestration.resources import PlatformResource
+from prw_platform.product import reports as product_reports
+from prw_platform.resolver import reports as resolver_reports
+
+GROUP = "platform_state"
+
+
+@dg.asset(
+    group_name=GROUP, description="Captures, receipts, resolution jobs and open review cases per tenant."
+)
+def captures(platform: PlatformResource) -> dg.MaterializeResult[None]:
+    counts = resolver_reports.capture_counts(platform.platform.owner_db)
+    metadata: dict[str, dg.RawMetadataValue] = {
+        "captures": sum(c.captures for c in counts),
+        "receipts": sum(c.receipts for c in counts),
+        "jobs_pending": sum(c.jobs_pending for c in counts),
+        "jobs_enqueued": sum(c.jobs_enqueued for c in counts),
+        "jobs_completed": sum(c.jobs_completed for c in counts),
+        "jobs_dead_lettered": sum(c.jobs_dead_lettered for c in counts),
+        "open_review_cases": sum(c.open_review_cases for c in counts),
+        "per_tenant": dg.MetadataValue.md(
+            "| tenant | captures | receipts | jobs done | review cases |\n|---|---|---|---|---|\n"
+            + "\n".join(
+                f"| {c.tenant_id} | {c.captures} | {c.receipts} | {c.jobs_completed} | {c.open_review_cases} |"
+                for c in counts
+            )
+        ),
+    }
+    return dg.MaterializeResult(metadata=metadata)
+
+
+@dg.asset(
+    group_name=GROUP,
+    deps=[captures],
+    description="The accepted-change streams: committed (cursor) and published (relayed) positions per stream.",
+)
+def accepted_change_stream(platform: PlatformResource) -> dg.MaterializeResult[None]:
+    streams = resolver_reports.stream_statuses(platform.platform.owner_db)
+    return dg.MaterializeResult(
+        metadata={
+            "streams": len(streams),
+            "committed_positions": sum(s.committed_position for s in streams),
+            "published_positions": sum(s.published_through for s in streams),
+            "unpublished": sum(s.unpublished for s in streams),
+            "per_stream": dg.MetadataValue.md(
+                "| tenant | catalog | epoch | committed | published through | unpublished |\n"
+                "|---|---|---|---|---|---|\n"
+                + "\n".join(
+                    f"| {s.tenant_id} | {s.catalog_id} | {s.history_epoch} | {s.committed_position} "
+                    f"| {s.published_through} | {s.unpublished} |"
+                    for s in streams
+                )
+            ),
+        }
+    )
+
+
+@dg.asset(
+    group_name=GROUP,
+    deps=[accepted_change_stream],
+    description="The product projection per stream: applied (contiguous) position, lag behind the committed "
+    "stream, parked events; and the public release.",
+)
+def product_projection(platform: PlatformResource) -> dg.MaterializeResult[None]:
+    owner = platform.platform.owner_db
+    progress = product_reports.all_stream_progress(owner)
+    committed = {
+        (s.tenant_id, s.catalog_id, s.history_epoch): s.committed_position
+        for s in resolver_reports.stream_statuses(owner)
+    }
+    lags = {
+        (p.tenant_id, p.catalog_id): p.lag(committed.get((p.tenant_id, p.catalog_id, p.history_epoch), 0))
+        for p in progress
+    }
+    counts = product_reports.public_counts(owner)
+    return dg.MaterializeResult(
+        metadata={
+            "applied_position": sum(p.applied_position for p in progress),
+            "lag": sum(lags.values()),
+            "parked": sum(p.parked_count for p in progress),
+            **counts,
+            "per_stream": dg.MetadataValue.md(
+                "| tenant | catalog | epoch | applied | lag | parked |\n|---|---|---|---|---|---|\n"
+                + "\n".join(
+                    f"| {p.tenant_id} | {p.catalog_id} | {p.history_epoch} | {p.applied_position} "
+                    f"| {lags[(p.tenant_id, p.catalog_id)]} | {p.parked_count} |"
+                    for p in progress
+                )
+            ),
+        }
+    )
+
+
+@dg.asset_check(asset=accepted_change_stream, name="inv03_contiguous_positions", blocking=False)
+def inv03_contiguous_positions(platform: PlatformResource) -> dg.AssetCheckResult:
+    """INV-03: committed outbox positions are contiguous per (tenant, catalog, history_epoch), starting at 1."""
+    streams = resolver_reports.stream_statuses(platform.platform.owner_db)
+    broken = [f"{s.tenant_id}/{s.catalog_id}/{s.history_epoch}" for s in streams if not s.contiguous]
+    return dg.AssetCheckResult(
+        passed=not broken,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata={"streams": len(streams), "broken": ", ".join(broken) or "none"},
+    )
+
+
+@dg.asset_check(asset=product_projection, name="inv01_one_mapping_one_owner", blocking=False)
+def inv01_one_mapping_one_owner(platform: PlatformResource) -> dg.AssetCheckResult:
+    """INV-01: a listing has at most one current item mapping, and one public item owner."""
+    owner = platform.platform.owner_db
+    duplicated = resolver_reports.listings_with_several_current_mappings(owner)
+    orphaned = product_reports.public_listings_without_public_owner(owner)
+    return dg.AssetCheckResult(
+        passed=duplicated == 0 and orphaned == 0,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata={
+            "listings_with_several_mappings": duplicated,
+            "public_listings_without_public_owner": orphaned,
+        },
+    )
+
+
+@dg.asset_check(asset=product_projection, name="inv08_projection_lag", blocking=False)
+def inv08_projection_lag(platform: PlatformResource) -> dg.AssetCheckResult:
+    """INV-08 as lag: the projection has applied every committed position of each stream (a WARN while it
+    catches up or while an event is parked)."""
+    owner = platform.platform.owner_db
+    committed = {
+        (s.tenant_id, s.catalog_id, s.history_epoch): s.committed_position
+        for s in resolver_reports.stream_statuses(owner)
+    }
+    progress = product_reports.all_stream_progress(owner)
+    lag = {
+        f"{p.tenant_id}/{p.catalog_id}": p.lag(committed.get((p.tenant_id, p.catalog_id, p.history_epoch), 0))
+        for p in progress
+    }
+    parked = sum(p.parked_count for p in progress)
+    return dg.AssetCheckResult(
+        passed=all(v == 0 for v in lag.values()) and parked == 0,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={"total_lag": sum(lag.values()), "parked": parked, "streams": len(lag)},
+    )
+
+
+STATE_ASSETS = (captures, accepted_change_stream, product_projection)
+STATE_CHECKS = (inv03_contiguous_positions, inv01_one_mapping_one_owner, inv08_projection_lag)
+
+platform_state_job = dg.define_asset_job(
+    "platform_state_job",
+    selection=dg.AssetSelection.groups(GROUP),
+    description="Refresh the platform-state assets and run the invariant checks.",
+)
+platform_state_schedule = dg.ScheduleDefinition(
+    name="platform_state_schedule",
+    job=platform_state_job,
+    cron_schedule="*/10 * * * *",
+    default_status=dg.DefaultScheduleStatus.RUNNING,
+)

@@ -1,0 +1,262 @@
+"""Operator reports over the resolver's tables (Dagster assets and asset checks read these).
+
+They read across tenants, so they run on the schema owner's connection (``Platform.owner_db``), never on
+``resolver_app``: an operator sees every stream, a service sees its tenant only (INV-06).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prw_platform.db.database import Connection, Database
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureCounts:
+    tenant_id: str
+    captures: int
+    receipts: int
+    jobs_pending: int
+    jobs_enqueued: int
+    jobs_completed: int
+    jobs_dead_lettered: int
+    open_review_cases: int
+
+
+@dataclass(frozen=True, slots=True)
+class StreamStatus:
+    """One accepted-change stream: committed (the cursor) and published (relayed) positions.
+
+    ``outbox_rows``/``min_position``/``max_position`` let INV-03 be checked: committed positions are contiguous
+    from 1, so rows = max = committed and min = 1 (until pruning removes a published prefix)."""
+
+    tenant_id: str
+    catalog_id: str
+    history_epoch: str
+    committed_position: int
+    published_through: int
+    unpublished: int
+    outbox_rows: int
+    min_position: int | None
+    max_position: int | None
+
+    @property
+    def contiguous(self) -> bool:
+        if self.outbox_rows == 0:
+            return self.committed_position == 0
+        return (
+            self.min_position is not None
+            and self.max_position == self.committed_position
+            and self.outbox_rows == self.committed_position - self.min_position + 1
+        )
+
+
+def capture_counts(owner: Database) -> list[CaptureCounts]:
+    def work(conn: Connection) -> list[CaptureCounts]:
+        rows = conn.execute(
+            """SELECT t.tenant_id,
+                      (SELECT count(*) FROM resolver.capture c WHERE c.tenant_id = t.tenant_id) AS captures,
+                      (SELECT count(*) FROM resolver.receipt r WHERE r.tenant_id = t.tenant_id) AS receipts,
+                      count(*) FILTER (WHERE j.status = 'pending') AS jobs_pending,
+                      count(*) FILTER (WHERE j.status = 'enqueued') AS jobs_enqueued,
+                      count(*) FILTER (WHERE j.status = 'completed') AS jobs_completed,
+                      count(*) FILTER (WHERE j.status = 'dead_lettered') AS jobs_dead_lettered,
+                      (SELECT count(*) FROM resolver.review_case rc
+                        WHERE rc.tenant_id = t.tenant_id AND rc.status = 'awaiting_human') AS open_review_cases
+                 FROM resolver.tenant t
+                 LEFT JOIN resolver.resolution_job j ON j.tenant_id = t.tenant_id
+                GROUP BY t.tenant_id ORDER BY t.tenant_id"""
+        ).fetchall()
+        return [
+            CaptureCounts(**{k: (v if k == "tenant_id" else int(str(v))) for k, v in r.items()}) for r in rows
+        ]  # type: ignore[arg-type]
+
+    return owner.run(work, read_only=True)
+
+
+def stream_statuses(owner: Database) -> list[StreamStatus]:
+    def work(conn: Connection) -> list[StreamStatus]:
+        rows = conn.execute(
+            """SELECT c.tenant_id, c.catalog_id, c.history_epoch, c.committed_position,
+                      coalesce(o.published_through, 0) AS published_through,
+                      coalesce(o.unpublished, 0) AS unpublished,
+                      coalesce(o.outbox_rows, 0) AS outbox_rows, o.min_position, o.max_position
+                 FROM resolver.stream_cursor c
+                 LEFT JOIN LATERAL (
+                     SELECT count(*) AS outbox_rows, min(position) AS min_position, max(position) AS max_position,
+                            count(*) FILTER (WHERE published_at IS NULL) AS unpublished,
+                            coalesce(min(position) FILTER (WHERE published_at IS NULL) - 1, max(position))
+                                AS published_through
+                       FROM resolver.outbox x
+                      WHERE x.tenant_id = c.tenant_id AND x.catalog_id = c.catalog_id
+                        AND x.history_epoch = c.history_epoch
+                 ) o ON true
+                ORDER BY c.tenant_id, c.catalog_id, c.history_epoch"""
+        ).fetchall()
+        return [
+            StreamStatus(
+                tenant_id=str(r["tenant_id"]),
+                catalog_id=str(r["catalog_id"]),
+                history_epoch=str(r["history_epoch"]),
+                committed_position=int(str(r["committed_position"])),
+                published_through=int(str(r["published_through"])),
+                unpublished=int(str(r["unpublished"])),
+                outbox_rows=int(str(r["outbox_rows"])),
+                min_position=None if r["min_position"] is None else int(str(r["min_position"])),
+                max_position=None if r["max_position"] is None else int(str(r["max_position"])),
+            )
+            for r in rows
+        ]
+
+    return owner.run(work, read_only=True)
+
+
+def listings_with_several_current_mappings(owner: Database) -> int:
+    """INV-01 on the resolver side: a listing has at most one current item mapping (0 when it holds)."""
+
+    def work(conn: Connection) -> int:
+        row = conn.execute(
+            """SELECT count(*) AS n FROM (
+                   SELECT tenant_id, catalog_id, listing_id FROM resolver.listing_mapping
+                    GROUP BY tenant_id, catalog_id, listing_id HAVING count(*) > 1) x"""
+        ).fetchone()
+        return int(str(row["n"])) if row else 0
+
+    return owner.run(work, read_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolutionRow:
+    capture_id: str
+    adapter: str | None
+    profile: str | None
+    claims: int
+    attributes: int
+    problems: int
+    outcome: str
+    decision_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRow:
+    decision_id: str
+    action: str
+    actor: str
+    events: int
+    case_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewCaseRow:
+    case_id: str
+    kind: str
+    status: str
+    revision: int
+    capture_id: str
+    candidates: int
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    position: int
+    event_type: str
+    aggregate: str
+    revision: int
+    published: bool
+
+
+def _rows(owner: Database, sql: str, params: tuple[object, ...]) -> list[dict[str, object]]:
+    def work(conn: Connection) -> list[dict[str, object]]:
+        return conn.execute(sql, params).fetchall()
+
+    return owner.run(work, read_only=True)
+
+
+def resolution_results(owner: Database, tenant_id: str, catalog_id: str) -> list[ResolutionRow]:
+    rows = _rows(
+        owner,
+        """SELECT r.capture_id, r.adapter, r.profile, r.stage_outcome, r.decision_id,
+                  jsonb_array_length(r.problems) AS problems,
+                  (SELECT count(*) FROM resolver.extracted_claim c
+                    WHERE c.tenant_id = r.tenant_id AND c.job_id = r.job_id) AS claims,
+                  (SELECT count(*) FROM resolver.normalized_attribute a
+                    WHERE a.tenant_id = r.tenant_id AND a.job_id = r.job_id) AS attributes
+             FROM resolver.resolution_result r
+            WHERE r.tenant_id = %s AND r.catalog_id = %s ORDER BY r.created_at, r.capture_id""",
+        (tenant_id, catalog_id),
+    )
+    return [
+        ResolutionRow(
+            capture_id=str(r["capture_id"]),
+            adapter=None if r["adapter"] is None else str(r["adapter"]),
+            profile=None if r["profile"] is None else str(r["profile"]),
+            claims=int(str(r["claims"])),
+            attributes=int(str(r["attributes"])),
+            problems=int(str(r["problems"])),
+            outcome=str(r["stage_outcome"]),
+            decision_id=str(r["decision_id"]),
+        )
+        for r in rows
+    ]
+
+
+def decisions(owner: Database, tenant_id: str, catalog_id: str) -> list[DecisionRow]:
+    rows = _rows(
+        owner,
+        """SELECT d.decision_id, d.action, d.actor, d.case_id,
+                  (SELECT count(*) FROM resolver.outbox o
+                    WHERE o.tenant_id = d.tenant_id AND o.decision_id = d.decision_id) AS events
+             FROM resolver.decision d
+            WHERE d.tenant_id = %s AND d.catalog_id = %s ORDER BY d.created_at, d.decision_id""",
+        (tenant_id, catalog_id),
+    )
+    return [
+        DecisionRow(
+            decision_id=str(r["decision_id"]),
+            action=str(r["action"]),
+            actor=str(r["actor"]),
+            events=int(str(r["events"])),
+            case_id=None if r["case_id"] is None else str(r["case_id"]),
+        )
+        for r in rows
+    ]
+
+
+def review_cases(owner: Database, tenant_id: str, catalog_id: str) -> list[ReviewCaseRow]:
+    rows = _rows(
+        owner,
+        """SELECT case_id, kind, status, revision, capture_id, jsonb_array_length(candidates) AS candidates
+             FROM resolver.review_case WHERE tenant_id = %s AND catalog_id = %s ORDER BY created_at, case_id""",
+        (tenant_id, catalog_id),
+    )
+    return [
+        ReviewCaseRow(
+            case_id=str(r["case_id"]),
+            kind=str(r["kind"]),
+            status=str(r["status"]),
+            revision=int(str(r["revision"])),
+            capture_id=str(r["capture_id"]),
+            candidates=int(str(r["candidates"])),
+        )
+        for r in rows
+    ]
+
+
+def events(owner: Database, tenant_id: str, catalog_id: str) -> list[EventRow]:
+    rows = _rows(
+        owner,
+        """SELECT position, event_type, aggregate_type || ':' || aggregate_id AS aggregate, aggregate_revision,
+                  published_at IS NOT NULL AS published
+             FROM resolver.outbox WHERE tenant_id = %s AND catalog_id = %s ORDER BY history_epoch, position""",
+        (tenant_id, catalog_id),
+    )
+    return [
+        EventRow(
+            position=int(str(r["position"])),
+            event_type=str(r["event_type"]),
+            aggregate=str(r["aggregate"]),
+            revision=int(str(r["aggregate_revision"])),
+            published=bool(r["published"]),
+        )
+        for r in rows
+    ]
