@@ -68,8 +68,18 @@ def capture_counts(owner: Database) -> list[CaptureCounts]:
                 GROUP BY t.tenant_id ORDER BY t.tenant_id"""
         ).fetchall()
         return [
-            CaptureCounts(**{k: (v if k == "tenant_id" else int(str(v))) for k, v in r.items()}) for r in rows
-        ]  # type: ignore[arg-type]
+            CaptureCounts(
+                tenant_id=str(r["tenant_id"]),
+                captures=int(str(r["captures"])),
+                receipts=int(str(r["receipts"])),
+                jobs_pending=int(str(r["jobs_pending"])),
+                jobs_enqueued=int(str(r["jobs_enqueued"])),
+                jobs_completed=int(str(r["jobs_completed"])),
+                jobs_dead_lettered=int(str(r["jobs_dead_lettered"])),
+                open_review_cases=int(str(r["open_review_cases"])),
+            )
+            for r in rows
+        ]
 
     return owner.run(work, read_only=True)
 
