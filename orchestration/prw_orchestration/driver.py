@@ -59,7 +59,7 @@ def drive_until_drained(
                 if _run_key_used(instance, run_key):
                     report.skipped_run_keys.append(run_key)
                     continue
-                job = defs.get_job_def(sensor.job_name)
+                job = defs.resolve_job_def(sensor.job_name)
                 tags = {**request.tags, "dagster/run_key": run_key, "dagster/sensor_name": sensor.name}
                 outcome = job.execute_in_process(instance=instance, tags=tags, raise_on_error=False)
                 (report.runs if outcome.success else report.failed_runs).append(outcome.run_id)
@@ -69,6 +69,6 @@ def drive_until_drained(
         if launched == 0:
             break
     if materialize_state:
-        outcome = defs.get_job_def(platform_state_job.name).execute_in_process(instance=instance)
+        outcome = defs.resolve_job_def(platform_state_job.name).execute_in_process(instance=instance)
         report.state_run = outcome.run_id
     return report

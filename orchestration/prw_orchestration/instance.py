@@ -28,13 +28,19 @@ def instance_config(settings: Settings) -> dict[str, object]:
         dagster_db = with_database(settings.database_url, f"{database_name(settings.database_url)}_dagster")
         ensure_database(dagster_db)
         parts = conninfo_to_dict(dagster_db)
+        host = str(parts.get("host") or "127.0.0.1")
         postgres_db: dict[str, object] = {
             "username": parts.get("user") or "postgres",
-            "hostname": parts.get("host") or "127.0.0.1",
+            "hostname": host,
             "db_name": parts["dbname"],
             "port": int(str(parts.get("port") or 5432)),
             "scheme": "postgresql+psycopg2",
         }
+        if host.startswith("/"):
+            # A Unix-socket server: dagster-postgres builds a URL from hostname, so the socket directory goes in
+            # the libpq ``host`` parameter, which takes precedence over the URL's host.
+            postgres_db["hostname"] = "localhost"
+            postgres_db["params"] = {"host": host}
         if parts.get("password"):
             postgres_db["password"] = parts["password"]
         config["storage"] = {"postgres": {"postgres_db": postgres_db}}

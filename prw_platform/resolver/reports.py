@@ -28,7 +28,8 @@ class StreamStatus:
     """One accepted-change stream: committed (the cursor) and published (relayed) positions.
 
     ``outbox_rows``/``min_position``/``max_position`` let INV-03 be checked: committed positions are contiguous
-    from 1, so rows = max = committed and min = 1 (until pruning removes a published prefix)."""
+    from 1, so rows = max = committed and min = 1. (Nothing prunes the outbox yet; the retention work (AW-03
+    "Prune") will start the check after the pruned-through position.)"""
 
     tenant_id: str
     catalog_id: str
@@ -45,9 +46,9 @@ class StreamStatus:
         if self.outbox_rows == 0:
             return self.committed_position == 0
         return (
-            self.min_position is not None
+            self.min_position == 1
             and self.max_position == self.committed_position
-            and self.outbox_rows == self.committed_position - self.min_position + 1
+            and self.outbox_rows == self.committed_position
         )
 
 

@@ -1,0 +1,174 @@
+"""Issue 3, Done-when: from intake over HTTP, through the Dagster sensors and jobs, to GET /v1/items; the public
+catalog does not change when the same captures arrive again; a relay crash between publish and mark changes
+nothing in the projection (AW-03 duplicates, AW-04 inbox dedupe)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import dagster as dg
+
+from prw_cli.commands.demo import CATALOG, TENANT, run_demo
+from prw_orchestration.instance import instance_config
+from prw_platform.bootstrap import Platform
+from prw_platform.contracts import AcceptedChange
+from prw_platform.resolver import reports
+
+#: The bundled pages with a strong identifier (brand + MPN, or GTIN) and what the public item must say.
+EXPECTED_ITEMS = {
+    "Executive Anvil": {"brand": "ACME", "identifiers": {"mpn": "925872"}, "listings": 2},
+    "Keystick Wall Sconce": {"brand": "Rejuvenation", "identifiers": {"mpn": "A1686"}, "listings": 1},
+    "Large green jacket": {
+        "brand": "A fashion brand",
+        "identifiers": {"gtin": "12345678901231"},
+        "listings": 1,
+    },
+    "Large light blue coat": {"identifiers": {"gtin": "98766051104399"}, "listings": 1},
+}
+
+
+def _public_catalog(items: list[dict[str, object]]) -> dict[str, dict[str, object]]:
+    return {str(item["title"]): item for item in items}
+
+
+def test_captures_over_http_become_public_items_through_dagster_runs(platform: Platform) -> None:
+    run = run_demo(platform)
+
+    # Every page stored with 202, the repeated page replayed with 200 and the same receipt.
+    statuses = [submitted.status for _, submitted in run.submissions]
+    assert statuses[:-1] == [202] * (len(statuses) - 1)
+    assert statuses[-1] == 200
+    assert run.submissions[-1][1].receipt_id == run.submissions[0][1].receipt_id
+
+    # The pipeline ran as Dagster runs launched from the three sensors, all successful, recorded on the instance.
+    assert run.drive.failed_runs == []
+    instance = dg.DagsterInstance.get()
+    jobs = {r.job_name for r in instance.get_runs(filters=dg.RunsFilter(tags={"prw/batch": "1"}))}
+    assert {"resolution_job", "relay_job", "apply_job"} <= jobs
+    sensor_runs = instance.get_runs(
+        filters=dg.RunsFilter(tags={"dagster/sensor_name": "resolution_jobs_sensor"})
+    )
+    assert all(r.tags["dagster/run_key"].startswith("resolution_job-batch-") for r in sensor_runs)
+
+    # Public items carry the fields read from the real pages; the two ACME anvil pages map to one item.
+    catalog = _public_catalog(run.public_items)
+    for title, expected in EXPECTED_ITEMS.items():
+        item = catalog[title]
+        if "brand" in expected:
+            assert item["brand"] == expected["brand"]
+        identifiers = {k: v for k, v in dict(item["identifiers"]).items() if v}  # type: ignore[call-overload]
+        assert identifiers == expected["identifiers"]
+        assert len(item["listings"]) == expected["listings"]  # type: ignore[arg-type]
+    anvil_prices = {
+        (listing["source_id"], listing["price"]) for listing in catalog["Executive Anvil"]["listings"]
+    }  # type: ignore[union-attr]
+    assert anvil_prices == {("src_acme_web", "119.99"), ("src_schemaorg_docs", "119.99")}
+
+    # Pages without a strong identifier became review cases, not items.
+    cases = reports.review_cases(platform.owner_db, TENANT, CATALOG)
+    assert len(cases) == 2
+    assert {c.status for c in cases} == {"awaiting_human"}
+    assert "Modern LED Wall Sconce" not in " ".join(catalog)
+
+    # Every event on the stream validates against the contract, and the stream is fully relayed and applied.
+    (stream,) = reports.stream_statuses(platform.owner_db)
+    assert stream.contiguous
+    assert stream.unpublished == 0
+    with platform.owner_db.transaction() as conn:
+        bodies = conn.execute("SELECT body FROM resolver.outbox ORDER BY position").fetchall()
+    for row in bodies:
+        AcceptedChange.from_message(row["body"])
+
+    # The state assets were materialized and the invariant checks passed.
+    assert run.drive.state_run is not None
+    checks = _check_results(instance, run.drive.state_run)
+    assert checks == {
+        "inv01_one_mapping_one_owner": True,
+        "inv03_contiguous_positions": True,
+        "inv08_projection_lag": True,
+    }
+
+
+def _check_results(instance: dg.DagsterInstance, run_id: str) -> dict[str, bool]:
+    results: dict[str, bool] = {}
+    for record in instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION):
+        data = record.get_dagster_event().asset_check_evaluation_data
+        results[data.check_name] = data.passed
+    return results
+
+
+def test_running_the_demo_again_leaves_the_public_catalog_unchanged(platform: Platform) -> None:
+    first = run_demo(platform)
+    events_before = reports.events(platform.owner_db, TENANT, CATALOG)
+    second = run_demo(platform)
+
+    assert {s.status for _, s in second.submissions} == {200}  # every capture an idempotent replay
+    assert second.drive.runs == []  # nothing to do: no job, no event, no run
+    assert reports.events(platform.owner_db, TENANT, CATALOG) == events_before
+    assert second.public_items == first.public_items
+
+
+def test_relay_crash_between_publish_and_mark_changes_nothing_in_the_projection(platform: Platform) -> None:
+    from prw_platform import pipeline
+    from prw_platform.resolver.relay import publish_to_queue, relay_batch
+
+    run_demo(platform, drive=False)
+    services = pipeline.resolution_services(platform)
+    while pipeline.resolve_batch(platform, services).received:
+        pass
+
+    publish = publish_to_queue(platform.accepted_changes_out)
+
+    def publish_then_crash(messages):  # type: ignore[no-untyped-def]
+        publish(messages)
+        raise RuntimeError("relay process killed after publish, before mark")
+
+    # The relay publishes every committed event, then dies before marking them published.
+    with contextlib.suppress(RuntimeError):
+        relay_batch(platform.relay_db, publish_then_crash, 1000)
+    (stream,) = reports.stream_statuses(platform.owner_db)
+    assert stream.unpublished == stream.committed_position > 0
+
+    applied = 0
+    while (report := pipeline.apply_changes(platform, max_messages=10)).received:
+        applied += report.applied
+    assert applied > 0
+    before = _projection(platform)
+
+    # Restarted, the relay publishes the same events again (duplicates) and marks them.
+    result = pipeline.relay_outbox(platform, batch_size=1000)
+    assert result.published == stream.committed_position
+    duplicates = 0
+    while (report := pipeline.apply_changes(platform, max_messages=10)).received:
+        duplicates += report.ignored_duplicate
+        assert report.applied == report.parked == 0
+    assert duplicates == stream.committed_position
+    assert _projection(platform) == before
+
+
+def _projection(platform: Platform) -> dict[str, list[dict[str, object]]]:
+    tables = (
+        "item_projection",
+        "listing_projection",
+        "listing_mapping_projection",
+        "public_item",
+        "public_listing",
+        "applied_revision",
+        "progress",
+        "release_pointer",
+    )
+    snapshot: dict[str, list[dict[str, object]]] = {}
+    with platform.owner_db.transaction() as conn:
+        for table in tables:
+            rows = conn.execute(f"SELECT * FROM product.{table}").fetchall()  # noqa: S608
+            snapshot[table] = sorted(
+                ({k: v for k, v in row.items() if not k.endswith("_at")} for row in rows), key=repr
+            )
+    return snapshot
+
+
+def test_dagster_uses_postgres_storage_when_a_server_is_configured(platform: Platform) -> None:
+    config = instance_config(platform.settings)
+    postgres_db = config["storage"]["postgres"]["postgres_db"]  # type: ignore[index]
+    assert postgres_db["scheme"] == "postgresql+psycopg2"
+    assert postgres_db["db_name"].endswith("_dagster")
