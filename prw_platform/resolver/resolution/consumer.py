@@ -68,6 +68,12 @@ def handle_resolution_job(services: ResolutionServices, message: Mapping[str, ob
     except (SchemaViolation, ValidationError) as error:
         log.warning("resolution job %s is schema-invalid: %s", job_id, error)
         return Outcome.dead_letter(SCHEMA_INVALID, str(error), job_id)
+    expected_id = ResolutionJob.make_job_id(job.capture_id, job.stage, job.attempt_group)
+    if job.job_id != expected_id:
+        # if_resolution_job: job_id = capture_id:stage:attempt_group; the inbox and the job row are keyed by it.
+        detail = f"job_id {job.job_id} is not capture_id:stage:attempt_group ({expected_id})"
+        log.warning("resolution job %s is schema-invalid: %s", job_id, detail)
+        return Outcome.dead_letter(SCHEMA_INVALID, detail, job_id)
     try:
         found = services.resolver_db.run(
             lambda conn: _committed_capture(conn, services, job), tenant_id=job.tenant_id, read_only=True

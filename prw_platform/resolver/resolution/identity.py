@@ -29,6 +29,7 @@ from prw_platform.resolver.decisions import (
     Candidate,
     CreateItemAndMap,
     ItemFacts,
+    ItemMatch,
     ListingObservation,
     MapListing,
     OpenReviewCase,
@@ -83,20 +84,11 @@ def resolve_identity(
 ) -> IdentityDecision:
     """Call with the stream cursor locked, so no other decision of the catalog changes identities meanwhile."""
     context = _Context(job_id, capture, extraction, normalization)
-    result = normalization.normalization if normalization else None
-    if result is None:
-        failure = extraction if extraction.stage_outcome != "extracted" else None
-        kind = failure.stage_outcome if failure else "normalization_failed"
-        return context.review(kind, _failure_reason(extraction, normalization), ())
-    assert normalization is not None
-    ids = {key: _text(result, key) for key in _IDENTIFIERS}
-    conflicting = sorted(
-        {
-            p.attribute
-            for p in result.problems
-            if p.code == _CONFLICTING_CLAIMS and p.attribute in _IDENTIFIERS
-        }
-    )
+    result = context.result
+    if normalization is None or result is None:
+        reason = _failure_reason(extraction, normalization)
+        return context.review(stage_outcome(extraction, normalization), reason, ())
+    ids = context.identifiers()
     try:
         match = find_item_by_identifiers(
             conn, stream.tenant_id, stream.catalog_id, gtin=ids[GTIN], brand=ids[BRAND], mpn=ids[MPN]
@@ -107,65 +99,79 @@ def resolve_identity(
             for m in ambiguous.matches
         )
         return context.review("ambiguous_identity", str(ambiguous), candidates)
+    conflicting = sorted(
+        {
+            p.attribute
+            for p in result.problems
+            if p.code == _CONFLICTING_CLAIMS and p.attribute in _IDENTIFIERS
+        }
+    )
     if conflicting:
-        # A reviewer must pick the value first: an automatic rule would act on the profile's tie-break alone.
-        candidates = (
-            (Candidate(match.item_id, 1.0, "the chosen identifier values name this item"),) if match else ()
+        # A reviewer picks the value first: an automatic rule would act on the profile's tie-break alone.
+        reason = f"the page states conflicting values of {', '.join(conflicting)}"
+        chosen = (
+            Candidate(match.item_id, 1.0, "the chosen identifier values name this item") if match else None
         )
-        return context.review(
-            "conflicting_identifiers",
-            f"the page states conflicting values of {', '.join(conflicting)}",
-            candidates,
-        )
-    if match is not None and match.status != "active":
-        return context.review(
-            "retired_item", f"the identifiers name item {match.item_id}, which is {match.status} (INV-07)", ()
-        )
+        return context.review("conflicting_identifiers", reason, (chosen,) if chosen else ())
     if match is not None:
-        matched_on = " and ".join(match.matched_on)
-        return context.decided(
-            MapListing(
-                listing=context.observation(),
-                item_id=match.item_id,
-                actor=RULE_MAP,
-                rationale=f"{matched_on} of the listing name item {match.item_id}",
-                idempotency_key=idempotency_key(job_id),
-                evidence=(capture.capture_id,),
-            ),
-            {"matched_item": match.item_id, "matched_on": list(match.matched_on)},
-        )
-    satisfied = [keys for keys in normalization.profile.identity_keys if all(result.get(k) for k in keys)]
+        return _map(context, match)
+    return _create_or_review(conn, stream, context, normalization, result)
+
+
+def _map(context: _Context, match: ItemMatch) -> IdentityDecision:
+    if match.status != "active":
+        reason = f"the identifiers name item {match.item_id}, which is {match.status} (INV-07)"
+        return context.review("retired_item", reason, ())
+    command = MapListing(
+        listing=context.observation(),
+        item_id=match.item_id,
+        actor=RULE_MAP,
+        rationale=f"{' and '.join(match.matched_on)} of the listing name item {match.item_id}",
+        idempotency_key=idempotency_key(context.job_id),
+        evidence=(context.capture.capture_id,),
+    )
+    return context.decided(command, {"matched_item": match.item_id, "matched_on": list(match.matched_on)})
+
+
+def _create_or_review(
+    conn: Connection,
+    stream: StreamRef,
+    context: _Context,
+    normalization: NormalizationRun,
+    result: Normalization,
+) -> IdentityDecision:
+    """No item has the listing's identifiers: create one only when the profile's identity keys are present."""
+    ids = context.identifiers()
+    profile = normalization.profile
+    satisfied = [keys for keys in profile.identity_keys if all(result.get(k) for k in keys)]
     strong = bool(ids[GTIN]) or bool(ids[BRAND] and ids[MPN])
     if satisfied and strong:
-        return context.decided(
-            CreateItemAndMap(
-                item=ItemFacts(
-                    profile=normalization.pin,
-                    title=_text(result, TITLE),
-                    brand=ids[BRAND],
-                    gtin=ids[GTIN],
-                    mpn=ids[MPN],
-                    attributes=tuple(a for a in result.attributes if a.key not in _NOT_ITEM_ATTRIBUTES),
-                ),
-                listing=context.observation(),
-                actor=RULE_CREATE,
-                rationale=f"no item has these identifiers; {normalization.pin} identity keys "
-                f"{' + '.join(satisfied[0])} are present",
-                idempotency_key=idempotency_key(job_id),
-                evidence=(capture.capture_id,),
+        command = CreateItemAndMap(
+            item=ItemFacts(
+                profile=normalization.pin,
+                title=_text(result, TITLE),
+                brand=ids[BRAND],
+                gtin=ids[GTIN],
+                mpn=ids[MPN],
+                attributes=tuple(a for a in result.attributes if a.key not in _NOT_ITEM_ATTRIBUTES),
             ),
-            {"identity_keys_satisfied": [list(keys) for keys in satisfied]},
+            listing=context.observation(),
+            actor=RULE_CREATE,
+            rationale=f"no item has these identifiers; {normalization.pin} identity keys "
+            f"{' + '.join(satisfied[0])} are present",
+            idempotency_key=idempotency_key(context.job_id),
+            evidence=(context.capture.capture_id,),
         )
-    needed = " | ".join(" + ".join(keys) for keys in normalization.profile.identity_keys)
+        return context.decided(command, {"identity_keys_satisfied": [list(keys) for keys in satisfied]})
+    needed = " | ".join(" + ".join(keys) for keys in profile.identity_keys)
     candidates = rank_candidates(
         conn, stream.tenant_id, stream.catalog_id, brand=ids[BRAND], title=_text(result, TITLE)
     )
-    return context.review(
-        "no_strong_identifier",
+    reason = (
         f"no item has a strong identifier of this listing and {normalization.pin} identity keys "
-        f"({needed}) are not all present",
-        candidates,
+        f"({needed}) are not all present"
     )
+    return context.review("no_strong_identifier", reason, candidates)
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,6 +57,8 @@ def _dead_lettered(resolution: Resolution, queue: PostgresQueue, reason: str) ->
     [
         pytest.param(lambda m: {k: v for k, v in m.items() if k != "capture_id"}, id="missing_capture_id"),
         pytest.param(lambda m: m | {"job_id": "no colons here"}, id="job_id_not_capture_stage_group"),
+        pytest.param(lambda m: m | {"job_id": "cap_other:extract:1"}, id="job_id_of_another_capture"),
+        pytest.param(lambda m: m | {"attempt_group": 2}, id="job_id_of_another_attempt_group"),
         pytest.param(lambda m: m | {"pins": {"adapter": "schemaorg"}}, id="pin_without_version"),
         pytest.param(lambda m: m | {"schema_version": "resolution.job/2"}, id="other_schema_version"),
         pytest.param(lambda m: m | {"credentials": "secret"}, id="unknown_field"),
@@ -70,7 +72,7 @@ def test_schema_invalid_job_goes_to_the_dlq(
 
     entry = _dead_lettered(resolution, queue, "SCHEMA_INVALID")
 
-    assert "resolution.job.v1.json" in entry["detail"]
+    assert "resolution.job.v1.json" in entry["detail"] or "capture_id:stage:attempt_group" in entry["detail"]
 
 
 def test_bytes_body_is_schema_invalid(
