@@ -231,12 +231,13 @@ def _summary(platform: Platform, run: DemoRun) -> None:
             ],
         )
     )
-    progress = product_reports.all_stream_progress(owner)
-    lag = sum(
-        p.lag(s.committed_position)
-        for p in progress
+    committed = {
+        (s.tenant_id, s.catalog_id, s.history_epoch): s.committed_position
         for s in reports.stream_statuses(owner)
-        if s.catalog_id == p.catalog_id
+    }
+    lag = sum(
+        p.lag(committed.get((p.tenant_id, p.catalog_id, p.history_epoch), 0))
+        for p in product_reports.all_stream_progress(owner)
     )
     console.print(
         f"Dagster: {len(run.drive.runs)} runs in {run.drive.ticks} sensor ticks"
