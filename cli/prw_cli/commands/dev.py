@@ -1,0 +1,232 @@
+"""``prw dev``: the platform for a developer on one machine, on the configured database (embedded by default).
+
+In this process: migrate, then serve the intake API and the product API with uvicorn on loopback. As child
+processes: the Dagster webserver (the UI) and the Dagster daemon (sensors and schedules launch the pipeline runs),
+both loading ``prw_orchestration.definitions`` with DAGSTER_HOME from ``prepare_instance`` and the same ``PRW_*``
+environment, so every part works on the same databases, object store and queues.
+
+It provisions nothing: ``prw demo`` creates the demo catalog and plays a collector. Ctrl-C (or SIGTERM) stops
+everything. Each child runs in a process group of its own, so that stopping it reaches the processes it starts in
+turn (the webserver's and the daemon's code servers, the runs the daemon launches): on a stop request each group
+gets SIGINT (Dagster's graceful shutdown), then SIGTERM and finally SIGKILL if it outlives its grace period.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Annotated
+
+import typer
+from fastapi import FastAPI
+from rich.console import Console
+from rich.table import Table
+
+from prw_api.intake.app import create_app as create_intake_app
+from prw_api.intake.services import build_intake_services
+from prw_api.product.app import create_app as create_product_app
+from prw_api.product.services import build_product_services
+from prw_api.server import BackgroundServer
+from prw_cli.commands.demo import CATALOG, TENANT
+from prw_cli.settings import load_settings
+from prw_orchestration.instance import prepare_instance
+from prw_platform.bootstrap import Platform, bootstrap
+from prw_platform.config import Settings
+from prw_platform.resolver import reports
+from prw_platform.resolver.intake import QueueJobEnqueuer
+
+console = Console(highlight=False)
+
+CODE_LOCATION = "prw_orchestration.definitions"
+HOST = "127.0.0.1"
+#: Seconds a child may take to stop after SIGINT, then after SIGTERM, before SIGKILL.
+GRACE_SECONDS = (15.0, 5.0)
+
+
+@dataclass
+class Child:
+    """A child process, leader of its own process group."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+
+    def signal_group(self, signum: int) -> None:
+        with suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signum)
+
+    def stop(self) -> int:
+        """SIGINT, then SIGTERM, then SIGKILL to the child's group; the child's exit code."""
+        for signum, grace in zip((signal.SIGINT, signal.SIGTERM), GRACE_SECONDS, strict=True):
+            self.signal_group(signum)
+            try:
+                code = self.process.wait(timeout=grace)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        else:
+            self.signal_group(signal.SIGKILL)
+            code = self.process.wait()
+        # The leader is gone; processes it started may still be finishing in its group.
+        self.signal_group(signal.SIGKILL)
+        return code
+
+
+def _executable(name: str) -> str:
+    """The console script installed beside this interpreter (the locked environment), else from PATH."""
+    beside = Path(sys.executable).parent / name
+    if beside.exists():
+        return str(beside)
+    raise typer.BadParameter(f"{name} is not installed beside {sys.executable}")
+
+
+def dagster_commands(dagster_port: int) -> dict[str, list[str]]:
+    return {
+        "dagster-webserver": [
+            _executable("dagster-webserver"),
+            "-m",
+            CODE_LOCATION,
+            "-h",
+            HOST,
+            "-p",
+            str(dagster_port),
+        ],
+        "dagster-daemon": [_executable("dagster-daemon"), "run", "-m", CODE_LOCATION],
+    }
+
+
+def child_environment(settings: Settings, dagster_home: Path) -> dict[str, str]:
+    """This process's environment (every PRW_* variable included) with the data dir made absolute, so that a
+    child resolves the same embedded server, object store and Dagster home whatever its working directory."""
+    return {**os.environ, "PRW_DATA_DIR": str(settings.data_dir.resolve()), "DAGSTER_HOME": str(dagster_home)}
+
+
+def start_child(name: str, command: list[str], env: dict[str, str], log_dir: Path) -> Child:
+    log_dir.mkdir(parents=True, exist_ok=True)
+    with (log_dir / f"{name}.log").open("ab") as log:
+        process = subprocess.Popen(
+            command,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    return Child(name, process)
+
+
+@contextmanager
+def children(commands: dict[str, list[str]], env: dict[str, str], log_dir: Path) -> Iterator[list[Child]]:
+    started: list[Child] = []
+    try:
+        for name, command in commands.items():
+            started.append(start_child(name, command, env, log_dir))
+        yield started
+    finally:
+        for child in started:
+            code = child.stop()
+            console.print(f"stopped {child.name} (exit {code})")
+
+
+@contextmanager
+def stop_requested() -> Iterator[threading.Event]:
+    stop = threading.Event()
+
+    def request(signum: int, frame: FrameType | None) -> None:
+        if not stop.is_set():
+            console.print(f"\n[yellow]{signal.Signals(signum).name}[/yellow]: stopping")
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _serve(stack: ExitStack, app: FastAPI, port: int, what: str) -> BackgroundServer:
+    try:
+        server = BackgroundServer(app, host=HOST, port=port)
+    except OSError as error:
+        raise typer.BadParameter(f"cannot serve the {what} on {HOST}:{port}: {error.strerror}") from error
+    return stack.enter_context(server)
+
+
+def _has_catalog(platform: Platform, tenant: str, catalog: str) -> bool:
+    return any(
+        s.tenant_id == tenant and s.catalog_id == catalog for s in reports.stream_statuses(platform.owner_db)
+    )
+
+
+def _urls_table(intake: str, product: str, dagster: str, tenant: str, catalog: str) -> Table:
+    table = Table(title="prw dev", title_justify="left")
+    table.add_column("what")
+    table.add_column("URL")
+    table.add_row("intake API (collectors)", f"{intake}/docs")
+    table.add_row(f"product API ({tenant}/{catalog})", f"{product}/v1/items")
+    table.add_row("Dagster UI (runs, sensors, assets, checks)", dagster)
+    return table
+
+
+def dev(
+    intake_port: Annotated[int, typer.Option(help="Port of the intake API.")] = 8081,
+    product_port: Annotated[int, typer.Option(help="Port of the product API.")] = 8082,
+    dagster_port: Annotated[int, typer.Option(help="Port of the Dagster webserver.")] = 3000,
+    tenant: Annotated[str, typer.Option(help="Tenant the product API serves.")] = TENANT,
+    catalog: Annotated[str, typer.Option(help="Catalog the product API serves.")] = CATALOG,
+) -> None:
+    """Serve the intake and product APIs and run the Dagster webserver and daemon on the same database."""
+    settings = load_settings()
+    with console.status("starting and migrating the database", spinner="dots"):
+        platform = bootstrap(settings, migrate=True)
+    with platform, ExitStack() as stack:
+        if not _has_catalog(platform, tenant, catalog):
+            console.print(
+                f"[yellow]no catalog {tenant}/{catalog} yet[/yellow]: `prw dev` provisions nothing. Run `prw demo`"
+                " first (./run demo): it creates the demo catalog and plays a collector; then run `prw dev` again."
+            )
+        intake_app = create_intake_app(
+            settings,
+            build_intake_services(
+                settings,
+                resolver_db=platform.resolver_api_db,
+                control_db=platform.control_db,
+                enqueuer=QueueJobEnqueuer(platform.resolution_queue),
+                store=platform.store,
+            ),
+        )
+        product_app = create_product_app(
+            settings, build_product_services(platform.product_api_db, tenant_id=tenant, catalog_id=catalog)
+        )
+        intake = _serve(stack, intake_app, intake_port, "intake API")
+        product = _serve(stack, product_app, product_port, "product API")
+        home = prepare_instance(settings)
+        # Not $DAGSTER_HOME/logs: Dagster's telemetry owns that folder and empties it.
+        log_dir = settings.data_dir.resolve() / "logs"
+        stop = stack.enter_context(stop_requested())
+        started = stack.enter_context(
+            children(dagster_commands(dagster_port), child_environment(settings, home), log_dir)
+        )
+        dagster_url = f"http://{HOST}:{dagster_port}"
+        console.print(_urls_table(intake.url, product.url, dagster_url, tenant, catalog))
+        console.print(
+            f"DAGSTER_HOME={home} (webserver and daemon logs in {log_dir}); Ctrl-C stops everything",
+            soft_wrap=True,
+        )
+        while not stop.wait(0.5):
+            exited = [c for c in started if c.process.poll() is not None]
+            if exited:
+                for child in exited:
+                    console.print(
+                        f"[red]{child.name} exited with {child.process.returncode}[/red]; see {log_dir}/{child.name}.log"
+                    )
+                raise typer.Exit(1)
+    console.print("prw dev stopped")

@@ -1,0 +1,54 @@
+"""``prw worker`` and ``prw dev`` on real parts: a fresh main and control database on the test server and a
+temporary data dir, exported as the ``PRW_*`` environment every entry point (and every child process) reads, so
+nothing here touches the repository's ``.prw/``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from prw_platform.bootstrap import Platform, bootstrap
+from prw_platform.config import Settings
+from prw_platform.db.urls import database_name
+from tests.support.postgres import CONTROL, MAIN, fresh_database
+
+PRW = str(Path(sys.executable).parent / "prw")
+
+
+@pytest.fixture
+def cli_settings(
+    pg_admin_url: str, pg_templates: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Settings]:
+    with (
+        fresh_database(pg_admin_url, pg_templates[MAIN], "prw_cli") as main,
+        fresh_database(pg_admin_url, pg_templates[CONTROL], "prw_clic") as control,
+    ):
+        monkeypatch.setenv("PRW_DATABASE_URL", main)
+        monkeypatch.setenv("PRW_CONTROL_DATABASE_URL", control)
+        monkeypatch.setenv("PRW_DATA_DIR", str(tmp_path / "data"))
+        yield Settings()
+        # With a server configured, Dagster keeps its own storage in <main>_dagster (prw_orchestration.instance).
+        with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                    sql.Identifier(f"{database_name(main)}_dagster")
+                )
+            )
+
+
+@pytest.fixture
+def platform(cli_settings: Settings) -> Iterator[Platform]:
+    with bootstrap(cli_settings) as built:
+        yield built
+
+
+@pytest.fixture
+def cli_env(cli_settings: Settings) -> dict[str, str]:
+    """The environment of a ``prw`` child process: this one's, with the test's PRW_* variables."""
+    return {**os.environ, "PYTHONUNBUFFERED": "1"}

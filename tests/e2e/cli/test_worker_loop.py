@@ -1,0 +1,255 @@
+"""``prw worker``: the pipeline stages in a loop (ARCHITECTURE.md: the same core functions Dagster runs).
+
+The loop is driven in-process with its own stop conditions (drained after K idle rounds, or a stop request); no
+test sleeps to wait for background work."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+
+from prw_api.product.app import create_app as create_product_app
+from prw_api.product.services import build_product_services
+from prw_api.server import BackgroundServer
+from prw_cli.commands.demo import CATALOG, TENANT, run_demo
+from prw_cli.commands.worker import PIPELINE_STAGES, StageBatch, WorkerLoop, WorkerReport, stage_functions
+from prw_cli.demo_pages import demo_pages
+from prw_platform.bootstrap import Platform
+from prw_platform.product import reports as product_reports
+from prw_platform.resolver import reports
+
+#: The bundled demo pages with a strong identifier (GTIN, or brand + MPN) become these public items.
+PUBLIC_TITLES = {
+    "Certified International Elegance Canape Plates, Set of 6",
+    "Executive Anvil",
+    "Keystick Wall Sconce",
+    "Large green jacket",
+    "Large light blue coat",
+}
+DEADLINE_S = 20.0
+
+
+@pytest.fixture
+def product_api(platform: Platform) -> Iterator[httpx.Client]:
+    app = create_product_app(
+        platform.settings,
+        build_product_services(platform.product_api_db, tenant_id=TENANT, catalog_id=CATALOG),
+    )
+    with BackgroundServer(app) as server, httpx.Client(base_url=server.url, timeout=10) as http:
+        yield http
+
+
+def _public_titles(http: httpx.Client) -> set[str]:
+    response = http.get("/v1/items", params={"limit": 100})
+    assert response.status_code == 200
+    return {str(item["title"]) for item in response.json()["items"]}
+
+
+def test_worker_all_takes_queued_captures_through_to_public_items(
+    platform: Platform, product_api: httpx.Client
+) -> None:
+    # Captures stored over HTTP (202) and queued; nothing resolved yet.
+    run_demo(platform, drive=False)
+    assert _public_titles(product_api) == set()
+
+    batches: list[StageBatch] = []
+    loop = WorkerLoop(
+        stage_functions(platform, PIPELINE_STAGES),
+        idle_sleep=0.02,
+        max_idle_rounds=2,
+        on_batch=batches.append,
+    )
+    report = _run_with_deadline(loop)
+
+    assert report.drained
+    assert report.errors == {"resolution": 0, "relay": 0, "apply": 0}
+    assert {b.stage for b in batches} == set(PIPELINE_STAGES)
+    assert all(b.taken > 0 for b in batches)  # one printed line per batch that took something
+    assert _public_titles(product_api) == PUBLIC_TITLES
+
+    # Drained means drained: every committed event relayed and applied, every job settled.
+    (stream,) = reports.stream_statuses(platform.owner_db)
+    assert stream.contiguous
+    assert stream.unpublished == 0
+    assert report.taken["relay"] == stream.committed_position
+    (progress,) = product_reports.all_stream_progress(platform.owner_db)
+    assert progress.lag(stream.committed_position) == 0
+    assert platform.resolution_queue.depth().visible == 0
+    resolved = sum(
+        b.counts.get("stage_completed", 0) + b.counts.get("review_case_opened", 0) for b in batches
+    )
+    assert resolved == report.taken["resolution"] == len(demo_pages())
+
+
+def test_worker_stages_run_as_separate_loops_reach_the_same_public_items(
+    platform: Platform, product_api: httpx.Client
+) -> None:
+    run_demo(platform, drive=False)
+    for stage in PIPELINE_STAGES:  # three processes' worth, one after the other
+        report = _run_with_deadline(
+            WorkerLoop(stage_functions(platform, (stage,), batch=3), idle_sleep=0.02, max_idle_rounds=1)
+        )
+        assert report.drained
+        assert report.taken[stage] > 0
+        assert report.batches[stage] > 1  # --batch 3 splits the work
+
+    assert _public_titles(product_api) == PUBLIC_TITLES
+
+
+def test_stop_request_lets_the_current_batch_finish_and_starts_no_other() -> None:
+    stop = threading.Event()
+    calls = itertools.count(1)
+    finished: list[int] = []
+
+    def stage() -> StageBatch:
+        call = next(calls)
+        if call == 3:
+            stop.set()  # SIGINT arrives in the middle of the third batch
+        finished.append(call)
+        return StageBatch("apply", 1)
+
+    report = _run_with_deadline(WorkerLoop({"apply": stage}, idle_sleep=0.01, stop=stop))
+
+    assert finished == [1, 2, 3]
+    assert report.batches == {"apply": 3}
+    assert not report.drained
+
+
+def test_a_failing_batch_is_reported_and_the_stage_goes_on() -> None:
+    outcomes = iter([RuntimeError("database unavailable"), StageBatch("relay", 4)])
+    errors: list[tuple[str, str]] = []
+
+    def stage() -> StageBatch:
+        outcome = next(outcomes, StageBatch("relay", 0))
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    report = _run_with_deadline(
+        WorkerLoop(
+            {"relay": stage},
+            idle_sleep=0.01,
+            max_idle_rounds=2,
+            on_error=lambda name, error: errors.append((name, str(error))),
+        )
+    )
+
+    assert errors == [("relay", "database unavailable")]
+    assert report.errors == {"relay": 1}
+    assert report.taken == {"relay": 4}
+    assert report.drained
+
+
+def test_drain_is_not_declared_while_another_stage_is_in_a_batch() -> None:
+    """Resolution idles (a full idle streak), then spends a long batch deciding while the relay idles many
+    rounds; the decision's events appear as that batch ends, so the loop may not stop before the relay took them."""
+    resolution_calls = itertools.count(1)
+    relay_idle_rounds = itertools.count(1)
+    resolution_deciding = threading.Event()
+    relay_idled_long = threading.Event()
+    pending = _Pending()
+
+    def resolution() -> StageBatch:
+        if next(resolution_calls) != 3:  # idle twice, then one long batch, then idle
+            return StageBatch("resolution", 0)
+        resolution_deciding.set()
+        assert relay_idled_long.wait(DEADLINE_S), "the relay never idled"
+        pending.add(4)  # the decision's events, committed as the batch ends
+        return StageBatch("resolution", 1)
+
+    def relay() -> StageBatch:
+        # The relay's idle streak only builds up while resolution is deciding.
+        assert resolution_deciding.wait(DEADLINE_S), "resolution never started its batch"
+        taken = pending.take()
+        if not taken and next(relay_idle_rounds) >= 5:
+            relay_idled_long.set()
+        return StageBatch("relay", taken)
+
+    report = _run_with_deadline(
+        WorkerLoop({"resolution": resolution, "relay": relay}, idle_sleep=0.01, max_idle_rounds=2)
+    )
+
+    assert report.drained
+    assert report.taken == {"resolution": 1, "relay": 4}
+
+
+def test_an_idle_round_that_began_before_the_last_work_does_not_count_towards_drain() -> None:
+    """The relay looks at the outbox just before a decision commits and finds nothing: that round says nothing
+    about the decision's events, so it may not count as idle."""
+    resolution_calls = itertools.count(1)
+    relay_calls = itertools.count(1)
+    relay_looking = threading.Event()
+    pending = _Pending()
+    loop: WorkerLoop
+
+    def resolution() -> StageBatch:
+        if next(resolution_calls) != 1:
+            return StageBatch("resolution", 0)
+        assert relay_looking.wait(DEADLINE_S), "the relay never started a round"
+        pending.add(4)
+        return StageBatch("resolution", 1)
+
+    def relay() -> StageBatch:
+        if next(relay_calls) == 1:
+            relay_looking.set()  # found nothing: the decision is not committed yet ...
+            _wait_for(lambda: loop.report.taken["resolution"] == 1, "the decision")
+            return StageBatch("relay", 0)  # ... and the round ends after it was
+        return StageBatch("relay", pending.take())
+
+    loop = WorkerLoop({"resolution": resolution, "relay": relay}, idle_sleep=0.01, max_idle_rounds=1)
+    report = _run_with_deadline(loop)
+
+    assert report.drained
+    assert report.taken == {"resolution": 1, "relay": 4}
+
+
+class _Pending:
+    """Work one stage leaves for another, like committed outbox rows."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def add(self, n: int) -> None:
+        with self._lock:
+            self._count += n
+
+    def take(self) -> int:
+        with self._lock:
+            taken, self._count = self._count, 0
+        return taken
+
+
+def _wait_for(condition: Callable[[], bool], what: str) -> None:
+    end = time.monotonic() + DEADLINE_S
+    poll = threading.Event()
+    while not condition():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        poll.wait(0.005)
+
+
+def test_a_worker_loop_needs_stages_and_a_positive_idle_limit() -> None:
+    with pytest.raises(ValueError, match="at least one stage"):
+        WorkerLoop({})
+    with pytest.raises(ValueError, match="max_idle_rounds"):
+        WorkerLoop({"relay": lambda: StageBatch("relay", 0)}, max_idle_rounds=0)
+    with pytest.raises(ValueError, match="idle sleep"):
+        WorkerLoop({"relay": lambda: StageBatch("relay", 0)}, idle_sleep=0)
+
+
+def _run_with_deadline(loop: WorkerLoop) -> WorkerReport:
+    """Run the loop in a thread; if it has not stopped by the deadline, stop it and fail (never hang)."""
+    result: list[WorkerReport] = []
+    thread = threading.Thread(target=lambda: result.append(loop.run()))
+    thread.start()
+    thread.join(DEADLINE_S)
+    if thread.is_alive():
+        loop.stop.set()
+        thread.join(DEADLINE_S)
+        pytest.fail("the worker loop did not stop by itself before the deadline")
+    return result[0]
