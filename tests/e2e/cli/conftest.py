@@ -5,7 +5,6 @@ nothing here touches the repository's ``.prw/``."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,8 +16,6 @@ from prw_platform.bootstrap import Platform, bootstrap
 from prw_platform.config import Settings
 from prw_platform.db.urls import database_name
 from tests.support.postgres import CONTROL, MAIN, fresh_database
-
-PRW = str(Path(sys.executable).parent / "prw")
 
 
 @pytest.fixture

@@ -121,7 +121,9 @@ def test_stop_request_lets_the_current_batch_finish_and_starts_no_other() -> Non
 
 
 def test_a_failing_batch_is_reported_and_the_stage_goes_on() -> None:
-    outcomes = iter([RuntimeError("database unavailable"), StageBatch("relay", 4)])
+    outcomes: Iterator[StageBatch | Exception] = iter(
+        [RuntimeError("database unavailable"), StageBatch("relay", 4)]
+    )
     errors: list[tuple[str, str]] = []
 
     def stage() -> StageBatch:
