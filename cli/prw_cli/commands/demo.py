@@ -23,10 +23,7 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
-from prw_api.intake.app import create_app as create_intake_app
-from prw_api.intake.services import build_intake_services
-from prw_api.product.app import create_app as create_product_app
-from prw_api.product.services import build_product_services
+from prw_api import compose
 from prw_api.server import BackgroundServer
 from prw_cli.collector import Collector, Submitted
 from prw_cli.demo_pages import DemoPage, demo_pages
@@ -42,7 +39,6 @@ from prw_platform.product import reports as product_reports
 from prw_platform.product.scopes import project_catalog
 from prw_platform.resolver import reports
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec, provision_catalog
-from prw_platform.resolver.intake import QueueJobEnqueuer
 
 console = Console()
 
@@ -102,19 +98,8 @@ def run_demo(platform: Platform, *, drive: bool = True) -> DemoRun:
     settings = platform.settings
     pages = demo_pages()
     client_id, secret = provision_demo(platform, pages)
-    intake_app = create_intake_app(
-        settings,
-        build_intake_services(
-            settings,
-            resolver_db=platform.resolver_api_db,
-            control_db=platform.control_db,
-            enqueuer=QueueJobEnqueuer(platform.resolution_queue),
-            store=platform.store,
-        ),
-    )
-    product_app = create_product_app(
-        settings, build_product_services(platform.product_api_db, tenant_id=TENANT, catalog_id=CATALOG)
-    )
+    intake_app = compose.intake_app(platform)
+    product_app = compose.product_app(platform, TENANT, CATALOG)
     with BackgroundServer(intake_app) as intake, BackgroundServer(product_app) as product:
         submissions: list[tuple[DemoPage, Submitted]] = []
         with (

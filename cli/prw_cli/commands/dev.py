@@ -30,10 +30,7 @@ from fastapi import FastAPI
 from rich.console import Console
 from rich.table import Table
 
-from prw_api.intake.app import create_app as create_intake_app
-from prw_api.intake.services import build_intake_services
-from prw_api.product.app import create_app as create_product_app
-from prw_api.product.services import build_product_services
+from prw_api import compose
 from prw_api.server import BackgroundServer
 from prw_cli.commands.demo import CATALOG, TENANT
 from prw_cli.settings import load_settings
@@ -41,7 +38,6 @@ from prw_orchestration.instance import prepare_instance
 from prw_platform.bootstrap import Platform, bootstrap
 from prw_platform.config import Settings
 from prw_platform.resolver import reports
-from prw_platform.resolver.intake import QueueJobEnqueuer
 
 console = Console(highlight=False)
 
@@ -193,19 +189,8 @@ def dev(
                 f"[yellow]no catalog {tenant}/{catalog} yet[/yellow]: `prw dev` provisions nothing. Run `prw demo`"
                 " first (./run demo): it creates the demo catalog and plays a collector; then run `prw dev` again."
             )
-        intake_app = create_intake_app(
-            settings,
-            build_intake_services(
-                settings,
-                resolver_db=platform.resolver_api_db,
-                control_db=platform.control_db,
-                enqueuer=QueueJobEnqueuer(platform.resolution_queue),
-                store=platform.store,
-            ),
-        )
-        product_app = create_product_app(
-            settings, build_product_services(platform.product_api_db, tenant_id=tenant, catalog_id=catalog)
-        )
+        intake_app = compose.intake_app(platform)
+        product_app = compose.product_app(platform, tenant, catalog)
         intake = _serve(stack, intake_app, intake_port, "intake API")
         product = _serve(stack, product_app, product_port, "product API")
         home = prepare_instance(settings)
