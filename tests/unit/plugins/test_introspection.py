@@ -19,14 +19,14 @@ BOTH_KINDS = """
         name, version, identity_keys = "np_listed", "3", (("core:gtin",),)
         definitions = {}
         def normalize(self, claims):
-            raise NotImplementedError
+            raise RuntimeError("listing plugins never calls this")
 
     class _Adapter:
         name, version = "pa_listed", "0.4.1"
         def supports(self, capture):
             return False
         def extract(self, capture, artifacts):
-            raise NotImplementedError
+            raise RuntimeError("listing plugins never calls this")
 
     @hookimpl
     def prw_register_adapters():

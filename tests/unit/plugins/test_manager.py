@@ -29,7 +29,7 @@ GOOD_PLUGIN = """
         def supports(self, capture):
             return False
         def extract(self, capture, artifacts):
-            raise NotImplementedError
+            raise RuntimeError("listing plugins never calls this")
 
     @hookimpl
     def prw_register_adapters():
