@@ -4,7 +4,8 @@ Dagster (ARCHITECTURE.md: "calling the same core functions that ``prw worker …
 Each stage calls the function a Dagster op calls (``prw_platform.pipeline``), one bounded batch at a time, and
 prints one line per batch that took something. A round that took nothing sleeps a short, bounded time: the sleep
 starts at 1/16 of ``--idle-sleep`` and doubles while the stage stays idle, so work that follows work (the relay
-right after a decision) is picked up within milliseconds, while an idle worker polls its queue gently.
+right after a decision) is picked up within milliseconds, while an idle worker polls its queue gently. Inside one
+process (``all``) a stage that took something also wakes the stages after it at once.
 
 ``all`` runs resolution, relay and apply in one process, **one thread per stage**. A round-robin loop would run
 them one after the other, so a slow resolution batch (ten pages to extract) would hold back the relay and the
@@ -58,7 +59,7 @@ PIPELINE_STAGES = ("resolution", "relay", "apply")
 #: Per stage: the batch size (the queue stages receive at most MAX_MESSAGES_PER_RECEIVE per call) and the
 #: longest idle sleep in seconds.
 DEFAULT_BATCH = {"resolution": MAX_MESSAGES_PER_RECEIVE, "relay": 100, "apply": MAX_MESSAGES_PER_RECEIVE}
-DEFAULT_IDLE_SLEEP = {"resolution": 0.5, "relay": 0.5, "apply": 0.5, "sweeper": 30.0}
+DEFAULT_IDLE_SLEEP = {"resolution": 0.2, "relay": 0.2, "apply": 0.2, "sweeper": 30.0}
 #: AW-02: a job is re-enqueued when it has been pending this long (its send after commit failed or never ran).
 SWEEP_PENDING_AFTER = timedelta(seconds=60)
 
@@ -183,10 +184,25 @@ class WorkerReport:
     drained: bool = False
 
 
+class _StopEvent(threading.Event):
+    """Set once to stop every stage; setting it also wakes the stages that are sleeping."""
+
+    def __init__(self, wake_all: Callable[[], None]) -> None:
+        super().__init__()
+        self._wake_all = wake_all
+
+    def set(self) -> None:
+        super().set()
+        self._wake_all()
+
+
 class WorkerLoop:
     """Run each stage in its own thread until ``stop`` is set or, with ``max_idle_rounds``, the pipeline is
-    drained. ``on_batch`` sees every batch that took something; ``on_error`` every exception a batch raised (the
-    stage backs off for its longest idle sleep and goes on: a database outage must not end a worker)."""
+    drained. ``stages`` are in pipeline order: a batch that took something wakes the stages after it at once
+    (the relay right after a decision, the apply right after a publish), so work handed over inside one process
+    never waits for an idle sleep. ``on_batch`` sees every batch that took something; ``on_error`` every
+    exception a batch raised (the stage backs off for its longest idle sleep and goes on: a database outage must
+    not end a worker)."""
 
     def __init__(
         self,
@@ -194,7 +210,6 @@ class WorkerLoop:
         *,
         idle_sleep: float | Mapping[str, float] = 0.5,
         max_idle_rounds: int | None = None,
-        stop: threading.Event | None = None,
         on_batch: Callable[[StageBatch], None] | None = None,
         on_error: Callable[[str, BaseException], None] | None = None,
     ) -> None:
@@ -210,7 +225,8 @@ class WorkerLoop:
         if any(s <= 0 for s in self._idle_sleep.values()):
             raise ValueError("idle sleep must be positive")
         self._max_idle_rounds = max_idle_rounds
-        self.stop = stop or threading.Event()
+        self._wake = {name: threading.Event() for name in self._stages}
+        self.stop: threading.Event = _StopEvent(self._wake_all)
         self._on_batch = on_batch
         self._on_error = on_error
         self._lock = threading.Lock()
@@ -227,7 +243,9 @@ class WorkerLoop:
 
     def run(self) -> WorkerReport:
         threads = [
-            threading.Thread(target=self._run_stage, args=(name,), name=f"prw-worker-{name}")
+            # Daemon threads: an interpreter that exits anyway (an unexpected error in the caller) does not wait
+            # for a sleeping stage; a requested stop joins them below.
+            threading.Thread(target=self._run_stage, args=(name,), name=f"prw-worker-{name}", daemon=True)
             for name in self._stages
         ]
         for thread in threads:
@@ -250,6 +268,9 @@ class WorkerLoop:
                 self.report.errors[name] += 1
                 return
             if batch.taken:
+                names = list(self._stages)
+                for downstream in names[names.index(name) + 1 :]:
+                    self._wake[downstream].set()
                 self._activity += 1
                 self._streak = dict.fromkeys(self._streak, 0)
                 self.report.batches[name] += 1
@@ -263,7 +284,12 @@ class WorkerLoop:
                 self.report.drained = True
                 self.stop.set()
 
+    def _wake_all(self) -> None:
+        for wake in self._wake.values():
+            wake.set()
+
     def _run_stage(self, name: str) -> None:
+        wake = self._wake[name]
         longest = self._idle_sleep[name]
         sleep = longest / 16
         while (seen := self._begin_round(name)) is not None:
@@ -279,9 +305,11 @@ class WorkerLoop:
                 if self._on_batch:
                     self._on_batch(batch)
                 continue
-            # Idle (or failed): wait, but wake at once when asked to stop.
-            self.stop.wait(longest if batch is None else sleep)
-            sleep = min(sleep * 2, longest)
+            # Idle (or failed): sleep, unless an upstream stage hands over work or a stop is requested. A wake
+            # that arrived during the batch ends this sleep at once: that work may be newer than the batch's read.
+            woken = wake.wait(longest if batch is None else sleep)
+            wake.clear()
+            sleep = longest / 16 if woken else min(sleep * 2, longest)
 
 
 @contextmanager
@@ -326,7 +354,7 @@ def worker(
         typer.Option(
             "--idle-sleep",
             min=0.001,
-            help="Longest sleep in seconds after a round that found nothing. Default: 0.5 (sweeper 30).",
+            help="Longest sleep in seconds after a round that found nothing. Default: 0.2 (sweeper 30).",
         ),
     ] = None,
     max_idle_rounds: Annotated[

@@ -102,22 +102,73 @@ def test_worker_stages_run_as_separate_loops_reach_the_same_public_items(
 
 
 def test_stop_request_lets_the_current_batch_finish_and_starts_no_other() -> None:
-    stop = threading.Event()
     calls = itertools.count(1)
     finished: list[int] = []
+    loop: WorkerLoop
 
     def stage() -> StageBatch:
         call = next(calls)
         if call == 3:
-            stop.set()  # SIGINT arrives in the middle of the third batch
+            loop.stop.set()  # SIGINT arrives in the middle of the third batch
         finished.append(call)
         return StageBatch("apply", 1)
 
-    report = _run_with_deadline(WorkerLoop({"apply": stage}, idle_sleep=0.01, stop=stop))
+    loop = WorkerLoop({"apply": stage}, idle_sleep=0.01)
+    report = _run_with_deadline(loop)
 
     assert finished == [1, 2, 3]
     assert report.batches == {"apply": 3}
     assert not report.drained
+
+
+def test_a_stop_request_wakes_a_sleeping_stage() -> None:
+    rounds = itertools.count(1)
+    slept_once = threading.Event()
+
+    def stage() -> StageBatch:
+        if next(rounds) == 1:
+            slept_once.set()
+        return StageBatch("sweeper", 0)
+
+    loop = WorkerLoop({"sweeper": stage}, idle_sleep=3600)  # first sleep: 225 s
+
+    def stop_once_asleep() -> None:
+        if slept_once.wait(DEADLINE_S):
+            loop.stop.set()
+
+    stopper = threading.Thread(target=stop_once_asleep)
+    stopper.start()
+    report = _run_with_deadline(loop)  # fails unless the stop ends the sleep
+    stopper.join()
+
+    assert report.batches == {"sweeper": 0}
+
+
+def test_work_handed_downstream_wakes_the_next_stage_without_waiting_for_its_sleep() -> None:
+    relay_rounds = itertools.count(1)
+    relay_went_to_sleep = threading.Event()
+    pending = _Pending()
+    loop: WorkerLoop
+
+    def resolution() -> StageBatch:
+        if not relay_went_to_sleep.is_set():
+            assert relay_went_to_sleep.wait(DEADLINE_S)
+            pending.add(4)
+            return StageBatch("resolution", 1)
+        return StageBatch("resolution", 0)
+
+    def relay() -> StageBatch:
+        taken = pending.take()
+        if taken:
+            loop.stop.set()
+        elif next(relay_rounds) == 1:
+            relay_went_to_sleep.set()  # idle: the relay now sleeps 225 s unless woken
+        return StageBatch("relay", taken)
+
+    loop = WorkerLoop({"resolution": resolution, "relay": relay}, idle_sleep=3600)
+    report = _run_with_deadline(loop)
+
+    assert report.taken == {"resolution": 1, "relay": 4}
 
 
 def test_a_failing_batch_is_reported_and_the_stage_goes_on() -> None:
@@ -247,7 +298,7 @@ def test_a_worker_loop_needs_stages_and_a_positive_idle_limit() -> None:
 def _run_with_deadline(loop: WorkerLoop) -> WorkerReport:
     """Run the loop in a thread; if it has not stopped by the deadline, stop it and fail (never hang)."""
     result: list[WorkerReport] = []
-    thread = threading.Thread(target=lambda: result.append(loop.run()))
+    thread = threading.Thread(target=lambda: result.append(loop.run()), daemon=True)
     thread.start()
     thread.join(DEADLINE_S)
     if thread.is_alive():
