@@ -50,10 +50,7 @@ import httpx
 import psycopg
 from psycopg import sql
 
-from prw_api.intake.app import create_app as create_intake_app
-from prw_api.intake.services import build_intake_services
-from prw_api.product.app import create_app as create_product_app
-from prw_api.product.services import build_product_services
+from prw_api import compose
 from prw_api.server import BackgroundServer
 from prw_cli.collector import Collector
 from prw_cli.commands.worker import DEFAULT_IDLE_SLEEP, PIPELINE_STAGES, WorkerLoop, stage_functions
@@ -68,7 +65,6 @@ from prw_platform.plugins.types import NormalizedAttribute
 from prw_platform.product.scopes import project_catalog
 from prw_platform.resolver.catalogs import CatalogSpec, ReleasePolicy, SourceSpec, provision_catalog
 from prw_platform.resolver.decisions import CreateItemAndMap, ItemFacts, ListingObservation, StreamRef, decide
-from prw_platform.resolver.intake import QueueJobEnqueuer
 
 TENANT, CATALOG, SOURCE = "ten_bench", "cat_bench", "src_bench_web"
 WORKER, INSTANCE = "cw_bench", "ci_bench_01"
@@ -339,20 +335,8 @@ def latency(admin_url: str, captures: int, block: int, idle_sleeps: tuple[float,
         client = create_client(
             platform.resolver_db, ClientSpec(TENANT, CATALOG, WORKER, INSTANCE, (SOURCE,), COLLECTOR_SCOPES)
         )
-        settings = platform.settings
-        intake_app = create_intake_app(
-            settings,
-            build_intake_services(
-                settings,
-                resolver_db=platform.resolver_api_db,
-                control_db=platform.control_db,
-                enqueuer=QueueJobEnqueuer(platform.resolution_queue),
-                store=platform.store,
-            ),
-        )
-        product_app = create_product_app(
-            settings, build_product_services(platform.product_api_db, tenant_id=TENANT, catalog_id=CATALOG)
-        )
+        intake_app = compose.intake_app(platform)
+        product_app = compose.product_app(platform, TENANT, CATALOG)
         run = uuid.uuid4().hex[:6]
         numbers = itertools.count(1)
         variants = ["sync drain", *(f"workers, idle-sleep {s:g} s" for s in idle_sleeps)]

@@ -13,8 +13,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from prw_api.product.app import create_app as create_product_app
-from prw_api.product.services import build_product_services
+from prw_api import compose
 from prw_api.server import BackgroundServer
 from prw_cli.commands.demo import CATALOG, TENANT, run_demo
 from prw_cli.commands.worker import PIPELINE_STAGES, StageBatch, WorkerLoop, WorkerReport, stage_functions
@@ -36,11 +35,10 @@ DEADLINE_S = 20.0
 
 @pytest.fixture
 def product_api(platform: Platform) -> Iterator[httpx.Client]:
-    app = create_product_app(
-        platform.settings,
-        build_product_services(platform.product_api_db, tenant_id=TENANT, catalog_id=CATALOG),
-    )
-    with BackgroundServer(app) as server, httpx.Client(base_url=server.url, timeout=10) as http:
+    with (
+        BackgroundServer(compose.product_app(platform, TENANT, CATALOG)) as server,
+        httpx.Client(base_url=server.url, timeout=10) as http,
+    ):
         yield http
 
 
