@@ -46,15 +46,18 @@ def lock_stream(conn: Connection, scope: ProjectedScope) -> int:
 def advance(conn: Connection, scope: ProjectedScope, current: int) -> int:
     """Advance through every following position the inbox records as processed; stop at the first gap.
 
-    Walks the (stream, position) unique index one position at a time, so the cost is the advance, not the
-    backlog behind an open gap."""
+    Each step of the walk is one probe of the (stream, position) unique index (a scalar subquery: a join in the
+    recursive term was planned as a hash join that read the whole stream's inbox at every step, so apply slowed
+    down as the stream grew). The cost is the advance, not the backlog behind an open gap."""
     row = conn.execute(
         """WITH RECURSIVE run (position) AS (
                SELECT %(current)s::bigint
                UNION ALL
-               SELECT i.position FROM run JOIN product.inbox i
-                 ON i.tenant_id = %(tenant)s AND i.catalog_id = %(catalog)s AND i.history_epoch = %(epoch)s
-                AND i.position = run.position + 1 AND i.outcome = ANY(%(processed)s)
+               SELECT (SELECT i.position FROM product.inbox i
+                        WHERE i.tenant_id = %(tenant)s AND i.catalog_id = %(catalog)s
+                          AND i.history_epoch = %(epoch)s AND i.position = run.position + 1
+                          AND i.outcome = ANY(%(processed)s))
+                 FROM run WHERE run.position IS NOT NULL
            )
            SELECT max(position) AS through FROM run""",
         {
