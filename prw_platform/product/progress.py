@@ -18,6 +18,9 @@ from prw_platform.product.scopes import ProjectedScope
 #: The live consumer's row in product.progress; a shadow catch-up (rebuild) will use its own name.
 LIVE_CONSUMER: Final = "product_live"
 
+#: Inbox rows read per step of ``advance``.
+_ADVANCE_PAGE: Final = 500
+
 #: Outcomes that settle a position: it never needs to be delivered again for the projection to be complete.
 PROCESSED_OUTCOMES: Final = ("applied", "ignored_stale_revision")
 
@@ -46,29 +49,26 @@ def lock_stream(conn: Connection, scope: ProjectedScope) -> int:
 def advance(conn: Connection, scope: ProjectedScope, current: int) -> int:
     """Advance through every following position the inbox records as processed; stop at the first gap.
 
-    Each step of the walk is one probe of the (stream, position) unique index (a scalar subquery: a join in the
-    recursive term was planned as a hash join that read the whole stream's inbox at every step, so apply slowed
-    down as the stream grew). The cost is the advance, not the backlog behind an open gap."""
-    row = conn.execute(
-        """WITH RECURSIVE run (position) AS (
-               SELECT %(current)s::bigint
-               UNION ALL
-               SELECT (SELECT i.position FROM product.inbox i
-                        WHERE i.tenant_id = %(tenant)s AND i.catalog_id = %(catalog)s
-                          AND i.history_epoch = %(epoch)s AND i.position = run.position + 1
-                          AND i.outcome = ANY(%(processed)s))
-                 FROM run WHERE run.position IS NOT NULL
-           )
-           SELECT max(position) AS through FROM run""",
-        {
-            "current": current,
-            "tenant": scope.tenant_id,
-            "catalog": scope.catalog_id,
-            "epoch": scope.history_epoch,
-            "processed": list(PROCESSED_OUTCOMES),
-        },
-    ).fetchone()
-    through = int(str(row["through"])) if row else current
+    Reads the inbox rows after ``current`` in position order, a bounded page at a time, through the (stream,
+    position) unique index (ORDER BY position + LIMIT pins that index: an equality probe inside a recursive query
+    was planned on another inbox index and read the whole stream's inbox per step, so apply slowed down as the
+    stream grew). In-order delivery reads one row; the cost is the advance, not the backlog behind a gap."""
+    through = current
+    while True:
+        rows = conn.execute(
+            """SELECT position, outcome FROM product.inbox
+                WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND position > %s
+                ORDER BY position LIMIT %s""",
+            (scope.tenant_id, scope.catalog_id, scope.history_epoch, through, _ADVANCE_PAGE),
+        ).fetchall()
+        for row in rows:
+            if int(str(row["position"])) != through + 1 or row["outcome"] not in PROCESSED_OUTCOMES:
+                break
+            through += 1
+        else:
+            if len(rows) == _ADVANCE_PAGE:
+                continue  # the whole page was contiguous: read the next one
+        break
     if through > current:
         conn.execute(
             """UPDATE product.progress SET contiguous_position = %s, updated_at = now()
