@@ -120,3 +120,28 @@ def insert_identifiers(
                VALUES (%s, %s, %s, %s, %s)""",
             (tenant_id, catalog_id, key.scheme, key.value, item_id),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class ItemSummary:
+    item_id: str
+    title: str | None
+    brand: str
+
+
+def active_items_by_brand(
+    conn: Connection, tenant_id: str, catalog_id: str, brand_keys: list[str], *, limit: int
+) -> list[ItemSummary]:
+    """Active items (INV-07) whose brand, lower-cased with runs of non-word characters as one space, is one of
+    ``brand_keys``; at most ``limit``, by item id. Review-case candidates are ranked from these."""
+    rows = conn.execute(
+        """SELECT item_id, title, brand FROM resolver.catalog_item
+           WHERE tenant_id = %s AND catalog_id = %s AND status = 'active'
+             AND lower(trim(regexp_replace(brand, '\\W+', ' ', 'g'))) = ANY(%s)
+           ORDER BY item_id LIMIT %s""",
+        (tenant_id, catalog_id, brand_keys, limit),
+    ).fetchall()
+    return [
+        ItemSummary(str(r["item_id"]), None if r["title"] is None else str(r["title"]), str(r["brand"]))
+        for r in rows
+    ]

@@ -8,7 +8,7 @@ a reviewer and decides nothing (only a human maps a listing without a strong ide
 
 ties broken by item id, so the ranking is deterministic. Only active items are candidates (INV-07).
 
-``resolver.catalog_item`` belongs to the decision path; this is a read-only query next to its only use.
+``resolver.catalog_item`` belongs to the decision path: the items come from ``decisions.identity``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import re
 
 from prw_platform.db.database import Connection
 from prw_platform.resolver.decisions import Candidate
+from prw_platform.resolver.decisions.identity import active_items_by_brand
 
 MAX_CANDIDATES = 5
 #: Items read per brand before ranking: enough for a reviewer, bounded for a large catalog.
@@ -47,22 +48,15 @@ def rank_candidates(
         keys, base, why = _title_brand_keys(title_words), TITLE_BRAND_SCORE, "the title names brand"
     if not keys:
         return ()
-    rows = conn.execute(
-        """SELECT item_id, title, brand FROM resolver.catalog_item
-           WHERE tenant_id = %s AND catalog_id = %s AND status = 'active'
-             AND lower(trim(regexp_replace(brand, '\\W+', ' ', 'g'))) = ANY(%s)
-           ORDER BY item_id LIMIT %s""",
-        (tenant_id, catalog_id, keys, _SCAN_LIMIT),
-    ).fetchall()
+    items = active_items_by_brand(conn, tenant_id, catalog_id, keys, limit=_SCAN_LIMIT)
     ranked: list[Candidate] = []
-    for row in rows:
-        item_title = str(row["title"]) if row["title"] is not None else None
-        if brand_key(str(row["brand"])) not in keys:
+    for item in items:
+        if brand_key(item.brand) not in keys:
             continue  # SQL's \W and lower() differ from Python's casefold on some scripts: Python decides
-        overlap = _jaccard(title_words, words(item_title))
+        overlap = _jaccard(title_words, words(item.title))
         score = round(base + TITLE_WEIGHT * overlap, 4)
-        reason = f"{why} {row['brand']}; title word overlap {overlap:.2f}"
-        ranked.append(Candidate(str(row["item_id"]), score, reason))
+        reason = f"{why} {item.brand}; title word overlap {overlap:.2f}"
+        ranked.append(Candidate(item.item_id, score, reason))
     ranked.sort(key=lambda c: (-c.score, c.item_id))
     return tuple(ranked[:MAX_CANDIDATES])
 
