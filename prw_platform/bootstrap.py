@@ -87,9 +87,11 @@ class Platform:
         return self._database(self.urls.control, None, self.settings.statement_timeout_api_ms, "control")
 
     @cached_property
-    def owner_db(self) -> Database:
-        """The schema owner, for operator reports that read across roles (Dagster assets and checks)."""
-        return self._database(self.urls.main, None, self.settings.statement_timeout_consumer_ms, "operator")
+    def operator_db(self) -> Database:
+        """prw_operator: reads every tenant's rows (Dagster assets and checks, reports), writes nothing."""
+        return self._database(
+            self.urls.main, roles.PRW_OPERATOR, self.settings.statement_timeout_consumer_ms, "operator"
+        )
 
     @cached_property
     def store(self) -> ObjectStore:

@@ -9,3 +9,5 @@ PRODUCT_APP = "product_app"
 RESOLVER_SWEEPER = "resolver_sweeper"
 
 SERVICE_ROLES = (RESOLVER_APP, RESOLVER_RELAY, PRODUCT_APP)
+#: Migration 0007: cross-tenant, read-only reports for operators (Dagster assets and checks, the demo summary).
+PRW_OPERATOR = "prw_operator"

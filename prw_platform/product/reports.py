@@ -1,4 +1,4 @@
-"""Operator reports over the product tables, across tenants (run on the schema owner's connection)."""
+"""Operator reports over the product tables, across tenants (run as the read-only ``prw_operator`` role)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Operator reports over the resolver's tables (Dagster assets and asset checks read these).
 
-They read across tenants, so they run on the schema owner's connection (``Platform.owner_db``), never on
+They read across tenants, so they run as the read-only ``prw_operator`` role (``Platform.operator_db``), never on
 ``resolver_app``: an operator sees every stream, a service sees its tenant only (INV-06).
 """
 

@@ -159,3 +159,38 @@ def test_insufficient_privilege_is_not_retried(relay_db: Database) -> None:
     with pytest.raises(InsufficientPrivilege):
         relay_db.run(work)
     assert len(calls) == 1
+
+
+def test_operator_role_reads_every_tenant_and_writes_nothing(owner_db: Database, db_url: str) -> None:
+    """Migration 0007: prw_operator sees across tenants (reports, Dagster assets) and can change nothing."""
+    _seed_two_tenants(owner_db)
+    operator = Database(db_url, role="prw_operator", max_size=1).open()
+    try:
+        with operator.transaction() as conn:
+            events = conn.execute("SELECT event_id FROM resolver.outbox ORDER BY event_id").fetchall()
+            items = conn.execute("SELECT item_id FROM product.item_projection ORDER BY item_id").fetchall()
+            conn.execute("SELECT count(*) FROM queue.message")
+        assert [e["event_id"] for e in events] == ["evt_ten_synth_a", "evt_ten_synth_b"]
+        assert [i["item_id"] for i in items] == ["itm_ten_synth_a", "itm_ten_synth_b"]
+        for statement in (
+            "UPDATE resolver.outbox SET published_at = now()",
+            "DELETE FROM product.item_projection",
+            "INSERT INTO resolver.tenant (tenant_id, name) VALUES ('ten_forged', 'x')",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege), operator.transaction() as conn:
+                conn.execute(statement)
+    finally:
+        operator.close()
+
+
+def test_every_row_level_security_table_has_an_operator_policy(owner_db: Database) -> None:
+    """A tenant-scoped table without operator_read would make the operator's reports silently miss its rows."""
+    with owner_db.transaction() as conn:
+        missing = conn.execute(
+            """SELECT n.nspname || '.' || c.relname AS name
+                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE c.relkind = 'r' AND c.relrowsecurity AND n.nspname IN ('resolver', 'product')
+                  AND NOT EXISTS (SELECT 1 FROM pg_policies p WHERE p.schemaname = n.nspname
+                                     AND p.tablename = c.relname AND p.policyname = 'operator_read')"""
+        ).fetchall()
+    assert missing == []

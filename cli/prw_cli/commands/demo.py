@@ -148,7 +148,7 @@ def _listing(listing: dict[str, object]) -> str:
 
 
 def _summary(platform: Platform, run: DemoRun) -> None:
-    owner = platform.owner_db
+    owner = platform.operator_db
     console.print(
         _table(
             "Captures and receipts (POST /v1/captures)",

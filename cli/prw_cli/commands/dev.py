@@ -158,7 +158,8 @@ def _serve(stack: ExitStack, app: FastAPI, port: int, what: str) -> BackgroundSe
 
 def _has_catalog(platform: Platform, tenant: str, catalog: str) -> bool:
     return any(
-        s.tenant_id == tenant and s.catalog_id == catalog for s in reports.stream_statuses(platform.owner_db)
+        s.tenant_id == tenant and s.catalog_id == catalog
+        for s in reports.stream_statuses(platform.operator_db)
     )
 
 

@@ -151,7 +151,7 @@ def _visible(queue: Queue) -> str | None:
 
 
 def _unpublished(platform: Platform) -> str | None:
-    unpublished = sum(s.unpublished for s in stream_statuses(platform.owner_db))
+    unpublished = sum(s.unpublished for s in stream_statuses(platform.operator_db))
     return f"{unpublished} unpublished outbox rows" if unpublished else None
 
 

@@ -15,7 +15,7 @@ GROUP = "platform_state"
     group_name=GROUP, description="Captures, receipts, resolution jobs and open review cases per tenant."
 )
 def captures(platform: PlatformResource) -> dg.MaterializeResult[None]:
-    counts = resolver_reports.capture_counts(platform.platform.owner_db)
+    counts = resolver_reports.capture_counts(platform.platform.operator_db)
     metadata: dict[str, dg.RawMetadataValue] = {
         "captures": sum(c.captures for c in counts),
         "receipts": sum(c.receipts for c in counts),
@@ -41,7 +41,7 @@ def captures(platform: PlatformResource) -> dg.MaterializeResult[None]:
     description="The accepted-change streams: committed (cursor) and published (relayed) positions per stream.",
 )
 def accepted_change_stream(platform: PlatformResource) -> dg.MaterializeResult[None]:
-    streams = resolver_reports.stream_statuses(platform.platform.owner_db)
+    streams = resolver_reports.stream_statuses(platform.platform.operator_db)
     return dg.MaterializeResult(
         metadata={
             "streams": len(streams),
@@ -68,7 +68,7 @@ def accepted_change_stream(platform: PlatformResource) -> dg.MaterializeResult[N
     "stream, parked events; and the public release.",
 )
 def product_projection(platform: PlatformResource) -> dg.MaterializeResult[None]:
-    owner = platform.platform.owner_db
+    owner = platform.platform.operator_db
     progress = product_reports.all_stream_progress(owner)
     committed = {
         (s.tenant_id, s.catalog_id, s.history_epoch): s.committed_position
@@ -100,7 +100,7 @@ def product_projection(platform: PlatformResource) -> dg.MaterializeResult[None]
 @dg.asset_check(asset=accepted_change_stream, name="inv03_contiguous_positions", blocking=False)
 def inv03_contiguous_positions(platform: PlatformResource) -> dg.AssetCheckResult:
     """INV-03: committed outbox positions are contiguous per (tenant, catalog, history_epoch), starting at 1."""
-    streams = resolver_reports.stream_statuses(platform.platform.owner_db)
+    streams = resolver_reports.stream_statuses(platform.platform.operator_db)
     broken = [f"{s.tenant_id}/{s.catalog_id}/{s.history_epoch}" for s in streams if not s.contiguous]
     return dg.AssetCheckResult(
         passed=not broken,
@@ -112,7 +112,7 @@ def inv03_contiguous_positions(platform: PlatformResource) -> dg.AssetCheckResul
 @dg.asset_check(asset=product_projection, name="inv01_one_mapping_one_owner", blocking=False)
 def inv01_one_mapping_one_owner(platform: PlatformResource) -> dg.AssetCheckResult:
     """INV-01: a listing has at most one current item mapping, and one public item owner."""
-    owner = platform.platform.owner_db
+    owner = platform.platform.operator_db
     duplicated = resolver_reports.listings_with_several_current_mappings(owner)
     orphaned = product_reports.public_listings_without_public_owner(owner)
     return dg.AssetCheckResult(
@@ -129,7 +129,7 @@ def inv01_one_mapping_one_owner(platform: PlatformResource) -> dg.AssetCheckResu
 def inv08_projection_lag(platform: PlatformResource) -> dg.AssetCheckResult:
     """INV-08 as lag: the projection has applied every committed position of each stream (a WARN while it
     catches up or while an event is parked)."""
-    owner = platform.platform.owner_db
+    owner = platform.platform.operator_db
     committed = {
         (s.tenant_id, s.catalog_id, s.history_epoch): s.committed_position
         for s in resolver_reports.stream_statuses(owner)

@@ -34,7 +34,7 @@ def test_worker_all_drains_queued_captures_and_prints_one_line_per_batch(
     taken = {
         stage: sum(int(m[2]) for m in lines if m[1] == stage) for stage in ("resolution", "relay", "apply")
     }
-    (stream,) = reports.stream_statuses(platform.owner_db)
+    (stream,) = reports.stream_statuses(platform.operator_db)
     assert taken["relay"] == stream.committed_position > 0
     assert stream.unpublished == 0
     assert taken["resolution"] == 8  # the bundled pages; the repeated one was an idempotent replay (no job)

@@ -71,11 +71,11 @@ def test_worker_all_takes_queued_captures_through_to_public_items(
     assert _public_titles(product_api) == PUBLIC_TITLES
 
     # Drained means drained: every committed event relayed and applied, every job settled.
-    (stream,) = reports.stream_statuses(platform.owner_db)
+    (stream,) = reports.stream_statuses(platform.operator_db)
     assert stream.contiguous
     assert stream.unpublished == 0
     assert report.taken["relay"] == stream.committed_position
-    (progress,) = product_reports.all_stream_progress(platform.owner_db)
+    (progress,) = product_reports.all_stream_progress(platform.operator_db)
     assert progress.lag(stream.committed_position) == 0
     assert platform.resolution_queue.depth().visible == 0
     resolved = sum(

@@ -65,16 +65,16 @@ def test_captures_over_http_become_public_items_through_dagster_runs(platform: P
     assert anvil_prices == {("src_acme_web", "119.99"), ("src_schemaorg_docs", "119.99")}
 
     # Pages without a strong identifier became review cases, not items.
-    cases = reports.review_cases(platform.owner_db, TENANT, CATALOG)
+    cases = reports.review_cases(platform.operator_db, TENANT, CATALOG)
     assert len(cases) == 2
     assert {c.status for c in cases} == {"awaiting_human"}
     assert "Modern LED Wall Sconce" not in " ".join(catalog)
 
     # Every event on the stream validates against the contract, and the stream is fully relayed and applied.
-    (stream,) = reports.stream_statuses(platform.owner_db)
+    (stream,) = reports.stream_statuses(platform.operator_db)
     assert stream.contiguous
     assert stream.unpublished == 0
-    with platform.owner_db.transaction() as conn:
+    with platform.operator_db.transaction() as conn:
         bodies = conn.execute("SELECT body FROM resolver.outbox ORDER BY position").fetchall()
     for row in bodies:
         AcceptedChange.from_message(row["body"])
@@ -99,12 +99,12 @@ def _check_results(instance: dg.DagsterInstance, run_id: str) -> dict[str, bool]
 
 def test_running_the_demo_again_leaves_the_public_catalog_unchanged(platform: Platform) -> None:
     first = run_demo(platform)
-    events_before = reports.events(platform.owner_db, TENANT, CATALOG)
+    events_before = reports.events(platform.operator_db, TENANT, CATALOG)
     second = run_demo(platform)
 
     assert {s.status for _, s in second.submissions} == {200}  # every capture an idempotent replay
     assert second.drive.runs == []  # nothing to do: no job, no event, no run
-    assert reports.events(platform.owner_db, TENANT, CATALOG) == events_before
+    assert reports.events(platform.operator_db, TENANT, CATALOG) == events_before
     assert second.public_items == first.public_items
 
 
@@ -126,7 +126,7 @@ def test_relay_crash_between_publish_and_mark_changes_nothing_in_the_projection(
     # The relay publishes every committed event, then dies before marking them published.
     with contextlib.suppress(RuntimeError):
         relay_batch(platform.relay_db, publish_then_crash, 1000)
-    (stream,) = reports.stream_statuses(platform.owner_db)
+    (stream,) = reports.stream_statuses(platform.operator_db)
     assert stream.unpublished == stream.committed_position > 0
 
     applied = 0
@@ -158,7 +158,7 @@ def _projection(platform: Platform) -> dict[str, list[dict[str, object]]]:
         "release_pointer",
     )
     snapshot: dict[str, list[dict[str, object]]] = {}
-    with platform.owner_db.transaction() as conn:
+    with platform.operator_db.transaction() as conn:
         for table in tables:
             rows = conn.execute(f"SELECT * FROM product.{table}").fetchall()  # noqa: S608
             snapshot[table] = sorted(
