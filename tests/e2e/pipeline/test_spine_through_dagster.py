@@ -114,8 +114,9 @@ def test_relay_crash_between_publish_and_mark_changes_nothing_in_the_projection(
 
     run_demo(platform, drive=False)
     services = pipeline.resolution_services(platform)
-    while pipeline.resolve_batch(platform, services).received:
-        pass
+    received = 1
+    while received:
+        received = pipeline.resolve_batch(platform, services).received
 
     publish = publish_to_queue(platform.accepted_changes_out)
 

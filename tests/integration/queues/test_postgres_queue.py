@@ -24,7 +24,7 @@ Databases = dict[str | None, Database]
 
 
 class RolledBack(Exception):
-    pass
+    """Raised inside a transaction to roll it back."""
 
 
 def test_send_inside_a_rolled_back_transaction_leaves_no_message(queue_dbs: Databases) -> None:

@@ -24,7 +24,8 @@ from prw_platform.resolver.intake import (
 )
 from prw_platform.resolver.resolution import BatchReport, ResolutionServices, process_resolution_jobs
 
-PAGES = Path(__file__).resolve().parents[2] / "fixtures" / "pages"
+#: Real pages shared with the adapter's own tests (licences and provenance in that folder's PROVENANCE.md).
+PAGES = Path(__file__).resolve().parents[3] / "plugins/adapters/prw-adapter-schemaorg/tests/fixtures"
 ANVIL_MICRODATA = "extruct_samples/misc_product_microdata.html"
 ANVIL_SCHEMA_ORG = "extruct_samples/schema.org_product.html"
 JACKET_GTIN = "schemaorg_examples/eg-464.jsonld.html"

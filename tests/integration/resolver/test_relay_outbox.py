@@ -87,8 +87,9 @@ def test_the_relay_keeps_position_order_within_each_of_several_streams(
     for catalog in streams:
         _decide(catalog, 2)
     queue = FakeQueue()
-    while not relay_batch(relay_db, queue.publish, batch_size=3).drained:
-        pass
+    drained = False
+    while not drained:
+        drained = relay_batch(relay_db, queue.publish, batch_size=3).drained
     for catalog in streams:
         published = [m.position for m in queue.messages if m.tenant_id == catalog.tenant_id]
         assert published == list(range(1, 9))

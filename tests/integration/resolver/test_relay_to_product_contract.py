@@ -50,8 +50,9 @@ def test_relayed_events_applied_out_of_order_and_twice_end_in_the_released_state
     def collect(messages: Sequence[RelayMessage]) -> None:
         published.extend(messages)
 
-    while not relay_batch(relay_db, collect, batch_size=4).drained:
-        pass
+    drained = False
+    while not drained:
+        drained = relay_batch(relay_db, collect, batch_size=4).drained
 
     deliveries = [m.body for m in reversed(published)] + [m.body for m in published]
     results = [apply_delivery(product_db, body) for body in deliveries]
