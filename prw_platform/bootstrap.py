@@ -1,24 +1,52 @@
 """The composition root: ``bootstrap(settings) -> Platform`` builds every service once, from settings.
 
-Nothing in the core reads settings or connects at import time; edges (the CLI, the APIs, the Dagster code
-location) call ``bootstrap`` and pass the pieces on. Each service acts as its own database role (if_db): the
-resolver as ``resolver_app``, the relay as ``resolver_relay``, the product side as ``product_app``; a queue on the
-PostgreSQL backend is bound to the role of the side that uses it.
+Nothing in the core reads settings or connects at import time, and no edge assembles a service: the CLI, the APIs
+and the Dagster code location call ``bootstrap`` and use the services of the ``Platform`` it returns (intake,
+collector auth, resolution, decisions, relay, product apply, public catalog, sweeper, provisioning, operator
+reports), the one clock, the one retry policy and the registry of stages (``prw_platform.runtime``).
+
+Each service acts as its own database role (if_db): the resolver as ``resolver_app``, the relay as
+``resolver_relay``, the product side as ``product_app``; a queue on the PostgreSQL backend is bound to the role of
+the side that uses it. Services, pools and queues are created on first use and cached, so a process pays only for
+what it uses (``prw worker relay`` opens no product pool); a worker prepares its stages before starting threads.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import cached_property
 from types import TracebackType
 
+from prw_platform.auth import CollectorAuthService, CollectorClients, TokenSettings
+from prw_platform.clock import Clock, utc_now
 from prw_platform.config import Settings
 from prw_platform.db import roles
 from prw_platform.db.database import Database
 from prw_platform.db.locate import DatabaseUrls, locate_databases
 from prw_platform.db.migrate import MigrationStatus, migrate_all
+from prw_platform.pipeline import default_stages
 from prw_platform.plugins import PluginRegistry, get_plugin_manager
+from prw_platform.product.catalog import PublicCatalog
+from prw_platform.product.consumer.driver import ProductApply
+from prw_platform.provisioning import CatalogProvisioning
 from prw_platform.queues import ACCEPTED_CHANGES, RESOLUTION_JOBS, Queue, build_queue
+from prw_platform.reports import OperatorReports
+from prw_platform.resolver.catalogs import current_stream
+from prw_platform.resolver.decisions import DecisionService, StreamRef
+from prw_platform.resolver.intake import (
+    IntakeContext,
+    IntakeService,
+    IntakeSettings,
+    PendingJobSweeper,
+    QueueJobEnqueuer,
+    control_plane_epochs,
+)
+from prw_platform.resolver.relay import Relay
+from prw_platform.resolver.resolution import ResolutionServices
+from prw_platform.resolver.resolution.batch import ResolutionConsumer
+from prw_platform.retry import RetryPolicy
+from prw_platform.runtime.stages import StageRegistry
 from prw_platform.storage import ObjectStore, build_object_store
 
 
@@ -29,8 +57,14 @@ class Platform:
     settings: Settings
     urls: DatabaseUrls
     migrations: tuple[MigrationStatus, ...] = ()
+    #: The one clock every service reads.
+    clock: Clock = utc_now
+    intake_settings: IntakeSettings = field(default_factory=IntakeSettings)
+    token_settings: TokenSettings = field(default_factory=TokenSettings)
     _databases: list[Database] = field(default_factory=list, repr=False)
+    _catalogs: dict[tuple[str, str], PublicCatalog] = field(default_factory=dict, repr=False)
 
+    # -- Database pools, one per service role and timeout class (if_db). -----------------------------------------
     def _database(self, url: str, role: str | None, timeout_ms: int, name: str) -> Database:
         db = Database(
             url,
@@ -93,6 +127,7 @@ class Platform:
             self.urls.main, roles.PRW_OPERATOR, self.settings.statement_timeout_consumer_ms, "operator"
         )
 
+    # -- Ports. -----------------------------------------------------------------------------------------------
     @cached_property
     def store(self) -> ObjectStore:
         return build_object_store(self.settings)
@@ -116,6 +151,108 @@ class Platform:
         """The product consumer's end of the accepted-change queue."""
         return build_queue(self.settings, ACCEPTED_CHANGES.name, db=self.product_db)
 
+    # -- Policies. --------------------------------------------------------------------------------------------
+    @cached_property
+    def retry(self) -> RetryPolicy:
+        """The one retry/backoff policy of both queue consumers."""
+        return RetryPolicy(self.settings.retry_base_seconds, self.settings.retry_max_seconds)
+
+    def streams(self, tenant_id: str, catalog_id: str) -> StreamRef:
+        """The stream decisions write to now: the catalog at the control plane's current history epoch."""
+        return current_stream(self.control_db, tenant_id, catalog_id)
+
+    # -- Services. --------------------------------------------------------------------------------------------
+    @cached_property
+    def intake(self) -> IntakeService:
+        """AW-02 for the intake API: resolver_app with API timeouts; jobs go to the resolution queue after
+        commit (the sweeper re-enqueues a job whose send failed)."""
+        return IntakeService(
+            IntakeContext(
+                db=self.resolver_api_db,
+                store=self.store,
+                epochs=control_plane_epochs(self.control_db),
+                enqueuer=QueueJobEnqueuer(self.resolution_queue),
+                limits=self.intake_settings.limits(self.settings),
+                evidence_bucket=self.settings.evidence_bucket,
+                clock=self.clock,
+            )
+        )
+
+    @cached_property
+    def collector_auth(self) -> CollectorAuthService:
+        """The token endpoint's grant and bearer authentication (if_collector_bootstrap)."""
+        return CollectorAuthService.from_settings(
+            self.settings, self.resolver_api_db, self.token_settings, clock=self.clock
+        )
+
+    @cached_property
+    def clients(self) -> CollectorClients:
+        """Provisioning and revocation of collector clients (an operator action)."""
+        return CollectorClients(self.resolver_db, clock=self.clock)
+
+    @cached_property
+    def catalogs(self) -> CatalogProvisioning:
+        """Tenants, catalogs, sources and their streams on both sides (an operator action)."""
+        return CatalogProvisioning(self.resolver_db, self.control_db, self.product_db, clock=self.clock)
+
+    @cached_property
+    def resolution(self) -> ResolutionConsumer:
+        """The resolution consumer (if_resolution_job) over the resolution-jobs queue."""
+        return ResolutionConsumer(
+            self.resolution_queue,
+            ResolutionServices(
+                resolver_db=self.resolver_db,
+                store=self.store,
+                registry=self.registry,
+                streams=self.streams,
+                clock=self.clock,
+                retry=self.retry,
+            ),
+        )
+
+    @cached_property
+    def decisions(self) -> DecisionService:
+        """AW-01 for callers with a command and a catalog (reviewer decisions)."""
+        return DecisionService(self.resolver_db, self.streams, clock=self.clock)
+
+    @cached_property
+    def relay(self) -> Relay:
+        """AW-03: the outbox to the accepted-change queue."""
+        return Relay(self.relay_db, self.accepted_changes_out, clock=self.clock)
+
+    @cached_property
+    def product_apply(self) -> ProductApply:
+        """AW-04: the accepted-change queue into the product projection."""
+        return ProductApply(self.accepted_changes_in, self.product_db, retry=self.retry)
+
+    @cached_property
+    def sweeper(self) -> PendingJobSweeper:
+        """AW-02: re-enqueue jobs left pending after their capture committed."""
+        return PendingJobSweeper(
+            self.sweeper_db,
+            QueueJobEnqueuer(self.resolution_queue),
+            timedelta(seconds=self.settings.sweep_pending_after_seconds),
+        )
+
+    def public_catalog(self, tenant_id: str | None = None, catalog_id: str | None = None) -> PublicCatalog:
+        """The released catalog the product API serves: the deployment's binding (``PRW_PRODUCT_TENANT_ID``,
+        ``PRW_PRODUCT_CATALOG_ID``) unless a caller that binds another deployment names it."""
+        key = (tenant_id or self.settings.product_tenant_id, catalog_id or self.settings.product_catalog_id)
+        if key not in self._catalogs:
+            self._catalogs[key] = PublicCatalog(self.product_api_db, *key)
+        return self._catalogs[key]
+
+    @cached_property
+    def reports(self) -> OperatorReports:
+        """Operator read models across tenants, through prw_operator (read-only)."""
+        return OperatorReports(self.operator_db)
+
+    @cached_property
+    def stages(self) -> StageRegistry:
+        """Every background path of the platform (``prw_platform.pipeline``), run by ``prw_platform.runtime``."""
+        return default_stages()
+
+    # -- Lifecycle. -------------------------------------------------------------------------------------------
     def close(self) -> None:
         while self._databases:
             self._databases.pop().close()
@@ -129,9 +266,23 @@ class Platform:
         self.close()
 
 
-def bootstrap(settings: Settings | None = None, *, migrate: bool = False) -> Platform:
+def bootstrap(
+    settings: Settings | None = None,
+    *,
+    migrate: bool = False,
+    clock: Clock = utc_now,
+    intake_settings: IntakeSettings | None = None,
+    token_settings: TokenSettings | None = None,
+) -> Platform:
     """Locate (or start) the databases and, with ``migrate=True``, bring them to the newest schema."""
     settings = settings or Settings()
     urls = locate_databases(settings)
     migrations = tuple(migrate_all(urls.main, urls.control)) if migrate else ()
-    return Platform(settings=settings, urls=urls, migrations=migrations)
+    return Platform(
+        settings=settings,
+        urls=urls,
+        migrations=migrations,
+        clock=clock,
+        intake_settings=intake_settings or IntakeSettings(),
+        token_settings=token_settings or TokenSettings(),
+    )

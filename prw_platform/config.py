@@ -56,6 +56,18 @@ class Settings(BaseSettings):
     statement_timeout_consumer_ms: int = 30_000
     db_pool_max_size: int = 10
 
+    #: The platform's one retry policy (``prw_platform.retry``): the first redelivery of a message that failed for
+    #: a retryable reason waits ``retry_base_seconds``, each later one twice as long, at most ``retry_max_seconds``.
+    retry_base_seconds: int = Field(default=5, ge=0, le=900)
+    retry_max_seconds: int = Field(default=900, ge=0, le=900)
+    #: AW-02: the sweeper re-enqueues a resolution job left pending this long (its send after commit failed).
+    sweep_pending_after_seconds: int = Field(default=60, ge=1)
+
+    #: if_product_query Tenant: "Deployment binds ten_primary and tenant-private cat_primary." The product API
+    #: serves this one released catalog; no request can pick another (INV-06).
+    product_tenant_id: str = "ten_primary"
+    product_catalog_id: str = "cat_primary"
+
     @property
     def object_store_root(self) -> Path:
         return self.data_dir / "objects"

@@ -1,86 +1,107 @@
-"""The background stages as plain functions over a ``Platform``: what Dagster ops and ``prw worker`` both call.
+"""The platform's registered stages: every background path, in pipeline order.
 
-resolution (if_resolution_job) -> decisions + outbox (AW-01) -> relay (AW-03) -> product apply (AW-04). Each
-function does one bounded batch and returns its report; a loop (the worker) or a sensor-launched run (Dagster)
-decides when to call it again.
+resolution (if_resolution_job) -> decisions + outbox (AW-01, inside resolution) -> relay (AW-03) -> product
+apply (AW-04); plus the pending-job sweeper (AW-02), driven by time. Each stage is a few lines over a service the
+composition root built (``Platform.resolution``, ``.relay``, ``.product_apply``, ``.sweeper``); ``prw worker``,
+``runtime.drain`` and the Dagster ops and sensors all run them through ``prw_platform.runtime``.
+
+A later capability adds its stage to ``default_stages`` and appears in ``prw worker``, in Dagster and in the demo.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import timedelta
+from typing import TYPE_CHECKING, Final
 
-from prw_platform.bootstrap import Platform
-from prw_platform.product.consumer.driver import BatchReport as ApplyReport
-from prw_platform.product.consumer.driver import process_accepted_changes
 from prw_platform.queues import MAX_MESSAGES_PER_RECEIVE
-from prw_platform.resolver.intake.jobs import QueueJobEnqueuer, SweepReport, sweep_pending_jobs
-from prw_platform.resolver.relay import RelayResult, publish_to_queue, relay_batch
-from prw_platform.resolver.resolution import ResolutionServices
-from prw_platform.resolver.resolution.batch import BatchReport as ResolutionReport
-from prw_platform.resolver.resolution.batch import process_resolution_jobs
+from prw_platform.runtime.stages import Batch, Stage, StageRegistry
 
-STAGES = ("resolution", "relay", "apply")
+if TYPE_CHECKING:
+    from prw_platform.bootstrap import Platform
+
+RESOLUTION: Final = "resolution"
+RELAY: Final = "relay"
+APPLY: Final = "apply"
+SWEEPER: Final = "sweeper"
+
+#: The relay publishes this many outbox rows per transaction.
+RELAY_BATCH: Final = 100
+#: The sweeper re-enqueues at most this many pending jobs per transaction.
+SWEEP_BATCH: Final = 100
 
 
-def resolution_services(platform: Platform) -> ResolutionServices:
-    return ResolutionServices.build(
-        resolver_db=platform.resolver_db,
-        control_db=platform.control_db,
-        store=platform.store,
-        registry=platform.registry,
+def _resolve(platform: Platform, n: int) -> Batch:
+    report = platform.resolution.run_batch(max_messages=min(n, MAX_MESSAGES_PER_RECEIVE))
+    return Batch(
+        report.received, {**report.statuses, "retried": report.retried, "unsettled": report.unsettled}
     )
 
 
-def resolve_batch(
-    platform: Platform,
-    services: ResolutionServices | None = None,
-    max_messages: int = MAX_MESSAGES_PER_RECEIVE,
-) -> ResolutionReport:
-    """Take up to ``max_messages`` resolution jobs: extract, normalize, identity, decision or review case."""
-    return process_resolution_jobs(
-        platform.resolution_queue, services or resolution_services(platform), max_messages=max_messages
+def _relay(platform: Platform, n: int) -> Batch:
+    result = platform.relay.run_batch(n)
+    return Batch(result.published, {"published": result.published, "streams": len(result.streams)})
+
+
+def _apply(platform: Platform, n: int) -> Batch:
+    report = platform.product_apply.run_batch(max_messages=min(n, MAX_MESSAGES_PER_RECEIVE))
+    return Batch(
+        report.received,
+        {
+            "applied": report.applied,
+            "duplicate": report.ignored_duplicate,
+            "stale": report.ignored_stale_revision,
+            "old_epoch": report.ignored_old_epoch,
+            "parked": report.parked,
+            "released": report.released,
+            "retried": report.retried,
+            "ack_superseded": report.ack_superseded,
+            **{f"dead_lettered {code}": k for code, k in report.dead_lettered.items()},
+        },
     )
 
 
-def relay_outbox(platform: Platform, batch_size: int = 100) -> RelayResult:
-    """Publish up to ``batch_size`` committed outbox rows to the accepted-change queue, then mark them."""
-    return relay_batch(platform.relay_db, publish_to_queue(platform.accepted_changes_out), batch_size)
+def _sweep(platform: Platform, n: int) -> Batch:
+    report = platform.sweeper.run_batch(limit=n)
+    # A job whose send failed again is not progress: counting it would keep the sweeper from idling.
+    return Batch(len(report.enqueued), {"enqueued": len(report.enqueued), "failed": len(report.failed)})
 
 
-def apply_changes(platform: Platform, max_messages: int = MAX_MESSAGES_PER_RECEIVE) -> ApplyReport:
-    """Apply up to ``max_messages`` accepted changes to the product projection; ack after each commit."""
-    return process_accepted_changes(platform.accepted_changes_in, platform.product_db, max_messages)
-
-
-def sweep_jobs(platform: Platform, older_than: timedelta = timedelta(seconds=60)) -> SweepReport:
-    """AW-02: re-enqueue resolution jobs left pending (the send after commit failed or never ran)."""
-    return sweep_pending_jobs(platform.sweeper_db, QueueJobEnqueuer(platform.resolution_queue), older_than)
-
-
-@dataclass(frozen=True, slots=True)
-class DrainReport:
-    rounds: int
-    resolved: int
-    relayed: int
-    applied: int
-
-    @property
-    def total(self) -> int:
-        return self.resolved + self.relayed + self.applied
-
-
-def drain(platform: Platform, *, max_rounds: int = 1000) -> DrainReport:
-    """Run every stage until a whole round does nothing: the stream is drained (used by the demo and tests
-    without Dagster; the Dagster path does the same through sensors)."""
-    services = resolution_services(platform)
-    resolved = relayed = applied = rounds = 0
-    while rounds < max_rounds:
-        rounds += 1
-        r = resolve_batch(platform, services).received
-        p = relay_outbox(platform).published
-        a = apply_changes(platform).received
-        resolved, relayed, applied = resolved + r, relayed + p, applied + a
-        if r == p == a == 0:
-            break
-    return DrainReport(rounds, resolved, relayed, applied)
+def default_stages() -> StageRegistry:
+    return StageRegistry(
+        (
+            Stage(
+                RESOLUTION,
+                "Take resolution jobs: extract, normalize, identity, decision or review case.",
+                run_batch=_resolve,
+                has_work=lambda p: p.resolution.has_work(),
+                prepare=lambda p: p.resolution,
+                batch_size=MAX_MESSAGES_PER_RECEIVE,
+            ),
+            Stage(
+                RELAY,
+                "Publish committed outbox rows to the accepted-change queue, then mark them published (AW-03).",
+                run_batch=_relay,
+                has_work=lambda p: p.relay.has_work(),
+                prepare=lambda p: p.relay,
+                batch_size=RELAY_BATCH,
+            ),
+            Stage(
+                APPLY,
+                "Apply accepted changes to the product projection; ack after each commit (AW-04).",
+                run_batch=_apply,
+                has_work=lambda p: p.product_apply.has_work(),
+                prepare=lambda p: p.product_apply,
+                batch_size=MAX_MESSAGES_PER_RECEIVE,
+            ),
+            Stage(
+                SWEEPER,
+                "AW-02: re-enqueue resolution jobs left pending after their capture committed.",
+                run_batch=_sweep,
+                has_work=lambda p: p.sweeper.has_work(),
+                prepare=lambda p: p.sweeper,
+                batch_size=SWEEP_BATCH,
+                idle_sleep=30.0,
+                pipeline=False,
+                cron="*/5 * * * *",
+            ),
+        )
+    )

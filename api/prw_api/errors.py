@@ -17,11 +17,18 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from prw_platform.auth.errors import AuthError, CredentialRevoked, InvalidToken, MissingScope
-from prw_platform.db.errors import AmbiguousCommit, DatabaseError, DatabaseUnavailable
-from prw_platform.product.errors import InvalidQuery
-from prw_platform.resolver.intake.errors import IntakeError
-from prw_platform.storage.errors import StorageError
+from prw_platform.errors import (
+    AmbiguousCommit,
+    AuthError,
+    CredentialRevoked,
+    DatabaseError,
+    DatabaseUnavailable,
+    IntakeError,
+    InvalidQuery,
+    InvalidToken,
+    MissingScope,
+    StorageError,
+)
 
 #: Seconds a client waits before retrying a 503 (if_capture_submit: "resubmit ... honoring Retry-After").
 RETRY_AFTER_SECONDS = 2

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from prw_platform.config import Settings
-from prw_platform.db.locate import DatabaseUrls, locate_databases
+from prw_platform.deployment import DatabaseUrls, locate_databases
 
 
 def load_settings() -> Settings:

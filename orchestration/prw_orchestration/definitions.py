@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from prw_orchestration.defs.pipeline import PIPELINE_JOBS, PIPELINE_SENSORS, sweep_schedule
+from prw_orchestration.defs.pipeline import PIPELINE_JOBS, PIPELINE_SENSORS, STAGE_SCHEDULES
 from prw_orchestration.defs.state import (
     STATE_ASSETS,
     STATE_CHECKS,
@@ -21,7 +21,7 @@ def build_definitions(platform: PlatformResource | None = None) -> dg.Definition
         asset_checks=list(STATE_CHECKS),
         jobs=[*PIPELINE_JOBS, platform_state_job],
         sensors=list(PIPELINE_SENSORS),
-        schedules=[sweep_schedule, platform_state_schedule],
+        schedules=[*STAGE_SCHEDULES, platform_state_schedule],
         resources={"platform": platform or PlatformResource()},
     )
 

@@ -11,8 +11,7 @@ import yaml
 from psycopg.conninfo import conninfo_to_dict
 
 from prw_platform.config import Settings
-from prw_platform.db.migrate import ensure_database
-from prw_platform.db.urls import database_name, with_database
+from prw_platform.deployment import database_name, ensure_database, with_database
 
 
 def dagster_home(settings: Settings) -> Path:

@@ -5,6 +5,7 @@ sources.")."""
 from prw_platform.auth.clients import (
     ClientSpec,
     CollectorClient,
+    CollectorClients,
     ProvisionedClient,
     authenticate_client,
     create_client,
@@ -31,6 +32,7 @@ __all__ = [
     "ClientSpec",
     "CollectorAuthService",
     "CollectorClient",
+    "CollectorClients",
     "CollectorPrincipal",
     "CredentialRevoked",
     "InvalidToken",

@@ -16,7 +16,8 @@ from datetime import datetime
 from prw_platform.auth.errors import ClientProvisioningError
 from prw_platform.auth.scopes import COLLECTOR_SCOPES
 from prw_platform.auth.secret_hash import decoy_hash, hash_secret, new_client_secret, verify_secret
-from prw_platform.auth.tokens import Clock, TokenBinding, utc_now
+from prw_platform.auth.tokens import TokenBinding
+from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Connection, Database
 
 
@@ -173,3 +174,18 @@ def _check_spec(spec: ClientSpec) -> None:
     unknown = set(spec.scopes) - set(COLLECTOR_SCOPES)
     if unknown or not spec.scopes:
         raise ClientProvisioningError(f"unknown or missing scopes: {', '.join(sorted(unknown)) or '(none)'}")
+
+
+class CollectorClients:
+    """Provisioning of collector clients (if_collector_bootstrap step 1) as the operator's service: the
+    resolver database and the platform's clock, from the composition root."""
+
+    def __init__(self, db: Database, *, clock: Clock = utc_now) -> None:
+        self._db = db
+        self._clock = clock
+
+    def create(self, spec: ClientSpec, *, supersede: bool = False) -> ProvisionedClient:
+        return create_client(self._db, spec, supersede=supersede, clock=self._clock)
+
+    def revoke(self, tenant_id: str, client_id: str) -> bool:
+        return revoke_client(self._db, tenant_id, client_id, clock=self._clock)

@@ -15,7 +15,8 @@ from prw_platform.auth.keys import SigningKey, load_or_create_signing_key, signi
 from prw_platform.auth.principal import CollectorPrincipal
 from prw_platform.auth.scopes import parse_scope
 from prw_platform.auth.settings import TokenSettings
-from prw_platform.auth.tokens import Clock, IssuedToken, TokenBinding, TokenService, utc_now
+from prw_platform.auth.tokens import IssuedToken, TokenBinding, TokenService
+from prw_platform.clock import Clock, utc_now
 from prw_platform.config import Settings
 from prw_platform.db.database import Database
 

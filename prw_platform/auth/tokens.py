@@ -9,7 +9,6 @@ client is revoked is the caller's second check (it needs the database, see ``Col
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -20,8 +19,7 @@ from prw_platform.auth.errors import InvalidToken
 from prw_platform.auth.keys import ALGORITHM, SigningKey
 from prw_platform.auth.principal import CollectorPrincipal
 from prw_platform.auth.scopes import format_scope, parse_scope
-
-Clock = Callable[[], datetime]
+from prw_platform.clock import Clock, utc_now
 
 _REQUIRED_CLAIMS = (
     "iss",
@@ -36,10 +34,6 @@ _REQUIRED_CLAIMS = (
     "sources",
     "scope",
 )
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Connection, Database
 from prw_platform.epochs import current_epoch, ensure_epoch
 from prw_platform.resolver.decisions.commands import StreamRef
-from prw_platform.resolver.decisions.service import Clock, utc_now
 from prw_platform.resolver.decisions.stream import open_cursor
 
 ReleasePolicy = Literal["automatic", "manual"]

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Connection, Database
 from prw_platform.queues.port import OutgoingMessage, Queue
+from prw_platform.resolver import outbox
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,15 +63,10 @@ class RelayResult:
 
 
 Publish = Callable[[Sequence[RelayMessage]], None]
-Clock = Callable[[], datetime]
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def relay_batch(
-    relay_db: Database, publish: Publish, batch_size: int = 100, *, clock: Clock = _utc_now
+    relay_db: Database, publish: Publish, batch_size: int = 100, *, clock: Clock = utc_now
 ) -> RelayResult:
     """Publish up to ``batch_size`` unpublished outbox rows and mark them published. ``publish`` must raise
     unless the queue accepted every message; then nothing is marked and the rows go out again next time."""
@@ -77,36 +74,14 @@ def relay_batch(
         raise ValueError("batch_size must be at least 1")
 
     def work(conn: Connection) -> RelayResult:
-        rows = conn.execute(
-            """SELECT tenant_id, catalog_id, history_epoch, position, event_id, body
-               FROM resolver.outbox
-               WHERE published_at IS NULL
-               ORDER BY position, tenant_id, catalog_id, history_epoch
-               LIMIT %s
-               FOR UPDATE SKIP LOCKED""",
-            (batch_size,),
-        ).fetchall()
+        rows = outbox.lock_unpublished(conn, batch_size)
         if not rows:
             return RelayResult(0, (), ())
         published_at = clock()
         messages = [_message(row, published_at) for row in rows]
         publish(messages)
         # AW-03: mark exactly the rows this batch locked and published.
-        marked = conn.execute(
-            """UPDATE resolver.outbox o SET published_at = %s
-               FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[]) AS m(tenant_id, catalog_id,
-                   history_epoch, position)
-               WHERE o.tenant_id = m.tenant_id AND o.catalog_id = m.catalog_id
-                 AND o.history_epoch = m.history_epoch AND o.position = m.position
-                 AND o.published_at IS NULL""",
-            (
-                published_at,
-                [m.tenant_id for m in messages],
-                [m.catalog_id for m in messages],
-                [m.history_epoch for m in messages],
-                [m.position for m in messages],
-            ),
-        ).rowcount
+        marked = outbox.mark_published(conn, rows, published_at)
         if marked != len(messages):
             raise RuntimeError(f"marked {marked} of {len(messages)} locked outbox rows")
         return RelayResult(len(messages), tuple(m.message_id for m in messages), _ranges(messages))
@@ -114,15 +89,15 @@ def relay_batch(
     return relay_db.run(work)
 
 
-def _message(row: dict[str, Any], published_at: datetime) -> RelayMessage:
-    body = dict(row["body"])
+def _message(row: outbox.OutboxRow, published_at: datetime) -> RelayMessage:
+    body = dict(row.body)
     body["published_at"] = published_at.isoformat()
     return RelayMessage(
-        message_id=str(row["event_id"]),
-        tenant_id=str(row["tenant_id"]),
-        catalog_id=str(row["catalog_id"]),
-        history_epoch=str(row["history_epoch"]),
-        position=int(row["position"]),
+        message_id=row.event_id,
+        tenant_id=row.tenant_id,
+        catalog_id=row.catalog_id,
+        history_epoch=row.history_epoch,
+        position=row.position,
         body=body,
     )
 
@@ -146,3 +121,20 @@ def publish_to_queue(queue: Queue) -> Publish:
         queue.send_batch([OutgoingMessage(body=m.body, message_id=m.message_id) for m in messages])
 
     return publish
+
+
+class Relay:
+    """The relay service (AW-03) the stage runtime drives: ``resolver_relay`` over the outbox, the relay's end
+    of the accepted-change queue, and the platform's clock."""
+
+    def __init__(self, relay_db: Database, queue: Queue, *, clock: Clock = utc_now) -> None:
+        self._db = relay_db
+        self._publish = publish_to_queue(queue)
+        self._clock = clock
+
+    def run_batch(self, batch_size: int = 100) -> RelayResult:
+        return relay_batch(self._db, self._publish, batch_size, clock=self._clock)
+
+    def has_work(self) -> bool:
+        """Are committed rows unpublished? One index probe (``outbox.has_unpublished``)."""
+        return self._db.run(outbox.has_unpublished, read_only=True)

@@ -1,4 +1,4 @@
-"""Dependencies of the intake routes: the services and the authenticated collector."""
+"""Dependencies of the intake routes: the platform's intake and auth services, and the authenticated collector."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from fastapi.openapi.models import OAuthFlowClientCredentials, OAuthFlows
 from fastapi.security import OAuth2
 
 from prw_api.errors import ApiError
-from prw_api.intake.services import IntakeApiServices
-from prw_platform.auth import CollectorPrincipal
-from prw_platform.auth.scopes import COLLECTOR_SCOPES
+from prw_platform.services import COLLECTOR_SCOPES, CollectorAuthService, CollectorPrincipal, IntakeService
 
 TOKEN_PATH = "/v1/oauth/token"
 
@@ -27,16 +25,22 @@ collector_oauth2 = OAuth2(
 )
 
 
-def get_services(request: Request) -> IntakeApiServices:
-    services: IntakeApiServices = request.app.state.services
-    return services
+def get_intake(request: Request) -> IntakeService:
+    intake: IntakeService = request.app.state.intake
+    return intake
 
 
-ServicesDep = Annotated[IntakeApiServices, Depends(get_services)]
+def get_auth(request: Request) -> CollectorAuthService:
+    auth: CollectorAuthService = request.app.state.auth
+    return auth
+
+
+IntakeDep = Annotated[IntakeService, Depends(get_intake)]
+AuthDep = Annotated[CollectorAuthService, Depends(get_auth)]
 
 
 def authenticated_collector(
-    services: ServicesDep, authorization: Annotated[str | None, Depends(collector_oauth2)]
+    auth: AuthDep, authorization: Annotated[str | None, Depends(collector_oauth2)]
 ) -> CollectorPrincipal:
     scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
@@ -46,7 +50,7 @@ def authenticated_collector(
             "an OAuth2 bearer token is required (Authorization: Bearer <token>)",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    return services.auth.authenticate(token.strip())
+    return auth.authenticate(token.strip())
 
 
 CollectorDep = Annotated[CollectorPrincipal, Depends(authenticated_collector)]

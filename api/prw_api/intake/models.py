@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from prw_platform.resolver.intake import Receipt
+from prw_platform.services import Receipt
 
 
 class UploadTargetBody(BaseModel):

@@ -6,20 +6,20 @@ from fastapi import FastAPI
 
 from prw_api.errors import install_error_handlers
 from prw_api.product.routes import items
-from prw_api.product.services import ProductApiServices
 from prw_platform.config import Settings
-from prw_platform.product.errors import InvalidQuery
+from prw_platform.errors import InvalidQuery
+from prw_platform.services import PublicCatalog
 
 
-def create_app(settings: Settings, services: ProductApiServices) -> FastAPI:
-    """``services`` binds the one (tenant, catalog) this deployment serves (``build_product_services``)."""
+def create_app(settings: Settings, catalog: PublicCatalog) -> FastAPI:
+    """``catalog`` is the one released (tenant, catalog) this deployment serves (``Platform.public_catalog``)."""
     app = FastAPI(
         title="PRW product",
         summary="Public product API: released items and the listings they own (if_product_query)",
         version="1",
     )
     app.state.settings = settings
-    app.state.services = services
+    app.state.catalog = catalog
     install_error_handlers(app, validation_code=InvalidQuery.code)
     app.include_router(items.router)
     return app

@@ -1,4 +1,4 @@
-"""Dependencies of the product routes: the services and the parsed item query.
+"""Dependencies of the product routes: the public catalog service and the parsed item query.
 
 Query parameters of ``GET /v1/items`` (if_product_query example: ``/v1/items?class=...&attr[storage:capacity]=1 TB``):
 ``profile``, ``brand``, ``gtin``, ``mpn``, ``q`` (title text), ``attr[<key>]=<value>`` (the attribute's value,
@@ -16,9 +16,8 @@ from fastapi import Depends, Query, Request
 from starlette.datastructures import QueryParams
 
 from prw_api.errors import ApiError
-from prw_api.product.services import ProductApiServices
-from prw_platform.product.errors import InvalidQuery
-from prw_platform.product.queries import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, ItemFilters
+from prw_platform.errors import InvalidQuery
+from prw_platform.services import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, ItemFilters, PublicCatalog
 
 MAX_FILTER_LENGTH: Final = 200
 MAX_ATTRIBUTE_FILTERS: Final = 10
@@ -49,12 +48,12 @@ ATTRIBUTE_FILTER_OPENAPI: Final[dict[str, Any]] = {
 }
 
 
-def get_services(request: Request) -> ProductApiServices:
-    services: ProductApiServices = request.app.state.services
-    return services
+def get_catalog(request: Request) -> PublicCatalog:
+    catalog: PublicCatalog = request.app.state.catalog
+    return catalog
 
 
-ServicesDep = Annotated[ProductApiServices, Depends(get_services)]
+CatalogDep = Annotated[PublicCatalog, Depends(get_catalog)]
 
 
 def _text_filter(description: str) -> Any:

@@ -13,20 +13,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from prw_cli.settings import databases, load_settings
-from prw_platform.auth import ClientProvisioningError, ClientSpec, create_client, revoke_client
-from prw_platform.auth.scopes import COLLECTOR_SCOPES
-from prw_platform.db import roles
-from prw_platform.db.database import Database
+from prw_cli.settings import load_settings
+from prw_platform.bootstrap import bootstrap
+from prw_platform.errors import ClientProvisioningError
+from prw_platform.services import COLLECTOR_SCOPES, ClientSpec
 
 app = typer.Typer(help="Collector OAuth clients: create (client_id + secret, shown once) and revoke.")
 console = Console()
 err_console = Console(stderr=True)
-
-
-def _resolver_db() -> Database:
-    urls = databases(load_settings())
-    return Database(urls.main, role=roles.RESOLVER_APP, max_size=2, application_name="prw-clients").open()
 
 
 @app.command("create")
@@ -47,14 +41,12 @@ def create(
 ) -> None:
     """Create a collector client and print its client_id and secret (the secret only this once)."""
     spec = ClientSpec(tenant, catalog, worker, instance, tuple(source), tuple(scope or COLLECTOR_SCOPES))
-    db = _resolver_db()
-    try:
-        provisioned = create_client(db, spec, supersede=supersede)
-    except ClientProvisioningError as error:
-        err_console.print(f"[red]{error.code}[/red]: {error}", highlight=False)
-        raise typer.Exit(1) from error
-    finally:
-        db.close()
+    with bootstrap(load_settings()) as platform:
+        try:
+            provisioned = platform.clients.create(spec, supersede=supersede)
+        except ClientProvisioningError as error:
+            err_console.print(f"[red]{error.code}[/red]: {error}", highlight=False)
+            raise typer.Exit(1) from error
     if as_json:
         document = {
             "client_id": provisioned.client_id,
@@ -89,11 +81,8 @@ def revoke(
     client_id: Annotated[str, typer.Argument(help="The client to revoke.")],
 ) -> None:
     """Revoke a client: its tokens fail with 401 CREDENTIAL_REVOKED from the next request on."""
-    db = _resolver_db()
-    try:
-        revoked = revoke_client(db, tenant, client_id)
-    finally:
-        db.close()
+    with bootstrap(load_settings()) as platform:
+        revoked = platform.clients.revoke(tenant, client_id)
     if not revoked:
         err_console.print(f"no active client {client_id} in tenant {tenant}", highlight=False)
         raise typer.Exit(1)

@@ -9,8 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from prw_cli.settings import databases, load_settings
-from prw_platform.db.migrate import migrate_all
-from prw_platform.db.urls import database_name
+from prw_platform.deployment import database_name, migrate_all
 
 console = Console()
 

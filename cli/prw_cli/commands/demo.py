@@ -32,13 +32,8 @@ from prw_orchestration.definitions import build_definitions
 from prw_orchestration.driver import DriveReport, drive_until_drained
 from prw_orchestration.instance import open_instance
 from prw_orchestration.resources import PlatformResource
-from prw_platform.auth import ClientSpec, create_client
-from prw_platform.auth.scopes import COLLECTOR_SCOPES
 from prw_platform.bootstrap import Platform, bootstrap
-from prw_platform.product import reports as product_reports
-from prw_platform.product.scopes import project_catalog
-from prw_platform.resolver import reports
-from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec, provision_catalog
+from prw_platform.services import COLLECTOR_SCOPES, CatalogSpec, ClientSpec, SourceSpec
 
 console = Console()
 
@@ -80,14 +75,10 @@ def provision_demo(platform: Platform, pages: list[DemoPage]) -> tuple[str, str]
     sources = tuple(
         SourceSpec(s, s.removeprefix("src_").replace("_", " ")) for s in sorted({p.source_id for p in pages})
     )
-    provisioned = provision_catalog(
-        platform.resolver_db,
-        platform.control_db,
-        CatalogSpec(TENANT, CATALOG, "PRW demo catalog", release_policy="automatic", sources=sources),
+    platform.catalogs.provision(
+        CatalogSpec(TENANT, CATALOG, "PRW demo catalog", release_policy="automatic", sources=sources)
     )
-    project_catalog(platform.product_db, TENANT, CATALOG, provisioned.stream.history_epoch)
-    client = create_client(
-        platform.resolver_db,
+    client = platform.clients.create(
         ClientSpec(TENANT, CATALOG, WORKER, INSTANCE, tuple(s.source_id for s in sources), COLLECTOR_SCOPES),
         supersede=True,
     )
@@ -148,7 +139,7 @@ def _listing(listing: dict[str, object]) -> str:
 
 
 def _summary(platform: Platform, run: DemoRun) -> None:
-    owner = platform.operator_db
+    reports = platform.reports
     console.print(
         _table(
             "Captures and receipts (POST /v1/captures)",
@@ -165,7 +156,7 @@ def _summary(platform: Platform, run: DemoRun) -> None:
             ("capture", "adapter", "profile", "claims", "attributes", "problems", "outcome"),
             [
                 (r.capture_id, r.adapter, r.profile, r.claims, r.attributes, r.problems, r.outcome)
-                for r in reports.resolution_results(owner, TENANT, CATALOG)
+                for r in reports.resolution_results(TENANT, CATALOG)
             ],
         )
     )
@@ -175,7 +166,7 @@ def _summary(platform: Platform, run: DemoRun) -> None:
             ("decision", "action", "actor", "events", "case"),
             [
                 (d.decision_id, d.action, d.actor, d.events, d.case_id)
-                for d in reports.decisions(owner, TENANT, CATALOG)
+                for d in reports.decisions(TENANT, CATALOG)
             ],
         )
     )
@@ -185,7 +176,7 @@ def _summary(platform: Platform, run: DemoRun) -> None:
             ("case", "kind", "status", "revision", "capture", "candidates"),
             [
                 (c.case_id, c.kind, c.status, c.revision, c.capture_id, c.candidates)
-                for c in reports.review_cases(owner, TENANT, CATALOG)
+                for c in reports.review_cases(TENANT, CATALOG)
             ],
         )
     )
@@ -195,7 +186,7 @@ def _summary(platform: Platform, run: DemoRun) -> None:
             ("position", "type", "aggregate", "revision", "published"),
             [
                 (e.position, e.event_type, e.aggregate, e.revision, e.published)
-                for e in reports.events(owner, TENANT, CATALOG)
+                for e in reports.events(TENANT, CATALOG)
             ],
         )
     )
@@ -216,14 +207,7 @@ def _summary(platform: Platform, run: DemoRun) -> None:
             ],
         )
     )
-    committed = {
-        (s.tenant_id, s.catalog_id, s.history_epoch): s.committed_position
-        for s in reports.stream_statuses(owner)
-    }
-    lag = sum(
-        p.lag(committed.get((p.tenant_id, p.catalog_id, p.history_epoch), 0))
-        for p in product_reports.all_stream_progress(owner)
-    )
+    lag = reports.projection_lag()
     console.print(
         f"Dagster: {len(run.drive.runs)} runs in {run.drive.ticks} sensor ticks"
         f" ({len(run.drive.failed_runs)} failed); projection lag {lag}; state run {run.drive.state_run}."

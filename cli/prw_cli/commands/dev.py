@@ -37,7 +37,6 @@ from prw_cli.settings import load_settings
 from prw_orchestration.instance import prepare_instance
 from prw_platform.bootstrap import Platform, bootstrap
 from prw_platform.config import Settings
-from prw_platform.resolver import reports
 
 console = Console(highlight=False)
 
@@ -157,10 +156,7 @@ def _serve(stack: ExitStack, app: FastAPI, port: int, what: str) -> BackgroundSe
 
 
 def _has_catalog(platform: Platform, tenant: str, catalog: str) -> bool:
-    return any(
-        s.tenant_id == tenant and s.catalog_id == catalog
-        for s in reports.stream_statuses(platform.operator_db)
-    )
+    return any(s.tenant_id == tenant and s.catalog_id == catalog for s in platform.reports.stream_statuses())
 
 
 def _urls_table(intake: str, product: str, dagster: str, tenant: str, catalog: str) -> Table:

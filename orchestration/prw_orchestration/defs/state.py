@@ -5,8 +5,6 @@ writes. The ``platform_state_job`` (and its schedule) refreshes them and runs th
 import dagster as dg
 
 from prw_orchestration.resources import PlatformResource
-from prw_platform.product import reports as product_reports
-from prw_platform.resolver import reports as resolver_reports
 
 GROUP = "platform_state"
 
@@ -15,7 +13,7 @@ GROUP = "platform_state"
     group_name=GROUP, description="Captures, receipts, resolution jobs and open review cases per tenant."
 )
 def captures(platform: PlatformResource) -> dg.MaterializeResult[None]:
-    counts = resolver_reports.capture_counts(platform.platform.operator_db)
+    counts = platform.platform.reports.capture_counts()
     metadata: dict[str, dg.RawMetadataValue] = {
         "captures": sum(c.captures for c in counts),
         "receipts": sum(c.receipts for c in counts),
@@ -41,7 +39,7 @@ def captures(platform: PlatformResource) -> dg.MaterializeResult[None]:
     description="The accepted-change streams: committed (cursor) and published (relayed) positions per stream.",
 )
 def accepted_change_stream(platform: PlatformResource) -> dg.MaterializeResult[None]:
-    streams = resolver_reports.stream_statuses(platform.platform.operator_db)
+    streams = platform.platform.reports.stream_statuses()
     return dg.MaterializeResult(
         metadata={
             "streams": len(streams),
@@ -68,17 +66,16 @@ def accepted_change_stream(platform: PlatformResource) -> dg.MaterializeResult[N
     "stream, parked events; and the public release.",
 )
 def product_projection(platform: PlatformResource) -> dg.MaterializeResult[None]:
-    owner = platform.platform.operator_db
-    progress = product_reports.all_stream_progress(owner)
+    reports = platform.platform.reports
+    progress = reports.stream_progress()
     committed = {
-        (s.tenant_id, s.catalog_id, s.history_epoch): s.committed_position
-        for s in resolver_reports.stream_statuses(owner)
+        (s.tenant_id, s.catalog_id, s.history_epoch): s.committed_position for s in reports.stream_statuses()
     }
     lags = {
         (p.tenant_id, p.catalog_id): p.lag(committed.get((p.tenant_id, p.catalog_id, p.history_epoch), 0))
         for p in progress
     }
-    counts = product_reports.public_counts(owner)
+    counts = reports.public_counts()
     return dg.MaterializeResult(
         metadata={
             "applied_position": sum(p.applied_position for p in progress),
@@ -100,7 +97,7 @@ def product_projection(platform: PlatformResource) -> dg.MaterializeResult[None]
 @dg.asset_check(asset=accepted_change_stream, name="inv03_contiguous_positions", blocking=False)
 def inv03_contiguous_positions(platform: PlatformResource) -> dg.AssetCheckResult:
     """INV-03: committed outbox positions are contiguous per (tenant, catalog, history_epoch), starting at 1."""
-    streams = resolver_reports.stream_statuses(platform.platform.operator_db)
+    streams = platform.platform.reports.stream_statuses()
     broken = [f"{s.tenant_id}/{s.catalog_id}/{s.history_epoch}" for s in streams if not s.contiguous]
     return dg.AssetCheckResult(
         passed=not broken,
@@ -112,9 +109,9 @@ def inv03_contiguous_positions(platform: PlatformResource) -> dg.AssetCheckResul
 @dg.asset_check(asset=product_projection, name="inv01_one_mapping_one_owner", blocking=False)
 def inv01_one_mapping_one_owner(platform: PlatformResource) -> dg.AssetCheckResult:
     """INV-01: a listing has at most one current item mapping, and one public item owner."""
-    owner = platform.platform.operator_db
-    duplicated = resolver_reports.listings_with_several_current_mappings(owner)
-    orphaned = product_reports.public_listings_without_public_owner(owner)
+    reports = platform.platform.reports
+    duplicated = reports.listings_with_several_current_mappings()
+    orphaned = reports.public_listings_without_public_owner()
     return dg.AssetCheckResult(
         passed=duplicated == 0 and orphaned == 0,
         severity=dg.AssetCheckSeverity.ERROR,
@@ -129,12 +126,11 @@ def inv01_one_mapping_one_owner(platform: PlatformResource) -> dg.AssetCheckResu
 def inv08_projection_lag(platform: PlatformResource) -> dg.AssetCheckResult:
     """INV-08 as lag: the projection has applied every committed position of each stream (a WARN while it
     catches up or while an event is parked)."""
-    owner = platform.platform.operator_db
+    reports = platform.platform.reports
     committed = {
-        (s.tenant_id, s.catalog_id, s.history_epoch): s.committed_position
-        for s in resolver_reports.stream_statuses(owner)
+        (s.tenant_id, s.catalog_id, s.history_epoch): s.committed_position for s in reports.stream_statuses()
     }
-    progress = product_reports.all_stream_progress(owner)
+    progress = reports.stream_progress()
     lag = {
         f"{p.tenant_id}/{p.catalog_id}": p.lag(committed.get((p.tenant_id, p.catalog_id, p.history_epoch), 0))
         for p in progress

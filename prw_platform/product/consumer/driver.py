@@ -6,9 +6,10 @@ How a delivery is settled (if_accepted_change "Errors"):
   after ``apply_delivery`` returned, which is after its transaction committed. A crash between the commit and
   the ack leaves the message to reappear after the visibility timeout; the inbox then records it as a duplicate
   ("AW-04: ack only after commit; crash before ack → redelivery → inbox dedupe");
-* ``DatabaseUnavailable`` → ``retry_later`` with exponential backoff ("retry DB_UNAVAILABLE"). The rest of the
-  batch is put back untried, each with its own backoff: the next one would spend the pool timeout against a database
-  already known to be down, and the batch must stay within its 30 s budget;
+* ``DatabaseUnavailable`` → ``retry_later`` with the platform's backoff (``prw_platform.retry``), "retry
+  DB_UNAVAILABLE". The rest of the batch is put back untried, each with its own backoff: the next one would
+  spend the pool timeout against a database already known to be down, and the batch must stay within its 30 s
+  budget;
 * a ``RejectedDelivery`` (SCOPE_NOT_PROJECTED, SCHEMA_INVALID, UNSUPPORTED_EVENT_TYPE, POSITION_CONFLICT) →
   ``dead_letter`` with the seed's code as the reason. SCOPE_NOT_PROJECTED also logs an alert ("Others go to the
   DLQ and raise an alert"). A dead letter does not close a gap in the stream's contiguous progress.
@@ -33,16 +34,16 @@ from prw_platform.product.consumer.outcomes import Outcome
 from prw_platform.product.errors import RejectedDelivery, SchemaInvalid, ScopeNotProjected
 from prw_platform.queues.errors import MessageBodyInvalid
 from prw_platform.queues.port import MAX_MESSAGES_PER_RECEIVE, Queue, Received
+from prw_platform.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 
 #: if_accepted_change Timeouts: "Consumer per batch 30 s"; the batch's messages stay invisible that long.
 BATCH_VISIBILITY_TIMEOUT_SECONDS: Final = 30
-#: The first retry of a delivery that met an unavailable database waits this long; each later one doubles it.
-RETRY_BASE_SECONDS: Final = 2
-RETRY_CAP_SECONDS: Final = 300
 
 _MAX_DETAIL_LENGTH: Final = 1_000
+#: The composition root passes the platform's one policy; this default serves direct callers (tests).
+DEFAULT_RETRY: Final = RetryPolicy()
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,13 +88,6 @@ class BatchReport:
         return self.received == 0
 
 
-def retry_delay_seconds(receive_count: int) -> int:
-    """Exponential backoff on the delivery count: 2, 4, 8, ... seconds, at most 5 minutes. The queue's
-    ``max_receives`` ends the retries (ADR-009: the message then moves to the DLQ, MAX_RECEIVES_EXCEEDED)."""
-    exponent = min(max(receive_count, 1) - 1, 16)
-    return int(min(RETRY_CAP_SECONDS, RETRY_BASE_SECONDS * 2**exponent))
-
-
 def process_accepted_changes(
     queue: Queue,
     product_db: Database,
@@ -101,6 +95,7 @@ def process_accepted_changes(
     visibility_timeout: int = BATCH_VISIBILITY_TIMEOUT_SECONDS,
     *,
     wait_seconds: int = 0,
+    retry: RetryPolicy = DEFAULT_RETRY,
 ) -> BatchReport:
     """Receive up to ``max_messages`` product.accepted-change.v1 messages and settle each (module docstring)."""
     batch = queue.receive(max_messages, visibility_timeout=visibility_timeout, wait_seconds=wait_seconds)
@@ -109,7 +104,7 @@ def process_accepted_changes(
         try:
             _apply_and_ack(queue, product_db, message, tally)
         except DatabaseUnavailable as unavailable:
-            _put_back(queue, batch[index:], unavailable, tally)
+            _put_back(queue, batch[index:], unavailable, tally, retry)
             break
     return tally.report()
 
@@ -156,7 +151,11 @@ def _dead_letter(queue: Queue, message: Received, rejection: RejectedDelivery, t
 
 
 def _put_back(
-    queue: Queue, unsettled: Sequence[Received], unavailable: DatabaseUnavailable, tally: _Tally
+    queue: Queue,
+    unsettled: Sequence[Received],
+    unavailable: DatabaseUnavailable,
+    tally: _Tally,
+    retry: RetryPolicy,
 ) -> None:
     log.warning(
         "product database unavailable (%s); %d accepted change(s) put back for a retry: %s",
@@ -165,7 +164,7 @@ def _put_back(
         unavailable,
     )
     for message in unsettled:
-        if queue.retry_later(message.handle, retry_delay_seconds(message.receive_count)):
+        if queue.retry_later(message.handle, retry.delay(message.receive_count)):
             tally.retried += 1
 
 
@@ -191,3 +190,19 @@ class _Tally:
             dead_lettered=dict(self.dead_lettered),
             ack_superseded=self.ack_superseded,
         )
+
+
+class ProductApply:
+    """The product consumer service the stage runtime drives (AW-04): the consumer's end of the accepted-change
+    queue, ``product_app``, and the platform's retry policy."""
+
+    def __init__(self, queue: Queue, product_db: Database, *, retry: RetryPolicy = DEFAULT_RETRY) -> None:
+        self.queue = queue
+        self._db = product_db
+        self._retry = retry
+
+    def run_batch(self, max_messages: int = MAX_MESSAGES_PER_RECEIVE) -> BatchReport:
+        return process_accepted_changes(self.queue, self._db, max_messages, retry=self._retry)
+
+    def has_work(self) -> bool:
+        return self.queue.depth().visible > 0

@@ -4,6 +4,7 @@
 runs it inside a caller's transaction (the resolution consumer commits its inbox row with it).
 """
 
+from prw_platform.clock import Clock, utc_now
 from prw_platform.resolver.decisions.commands import (
     Candidate,
     Command,
@@ -31,7 +32,12 @@ from prw_platform.resolver.decisions.errors import (
 )
 from prw_platform.resolver.decisions.identity import AmbiguousIdentity, ItemMatch, find_item_by_identifiers
 from prw_platform.resolver.decisions.records import DecisionRecord, find_decision_by_key, get_decision
-from prw_platform.resolver.decisions.service import Clock, apply_decision, decide, utc_now
+from prw_platform.resolver.decisions.service import (
+    DecisionService,
+    StreamLocator,
+    apply_decision,
+    decide,
+)
 
 __all__ = [
     "AmbiguousIdentity",
@@ -44,6 +50,7 @@ __all__ = [
     "DecisionError",
     "DecisionRecord",
     "DecisionResult",
+    "DecisionService",
     "EventRef",
     "HistoryEpochFenced",
     "IdempotencyConflict",
@@ -57,6 +64,7 @@ __all__ = [
     "OpenReviewCase",
     "SourceNotInCatalog",
     "StaleCaseRevision",
+    "StreamLocator",
     "StreamNotOpen",
     "StreamRef",
     "apply_decision",

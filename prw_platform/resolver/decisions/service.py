@@ -18,9 +18,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Connection, Database
 from prw_platform.plugins.types import AttributeDefinition
 from prw_platform.resolver.decisions import cases, facts, identity, invariants, releases
@@ -51,12 +52,26 @@ from prw_platform.resolver.decisions.records import (
 )
 from prw_platform.resolver.decisions.stream import append_events, lock_cursor
 
-Clock = Callable[[], datetime]
 Definitions = Mapping[str, AttributeDefinition]
+#: (tenant_id, catalog_id) -> the stream decisions write to now (the catalog at its current history epoch).
+StreamLocator = Callable[[str, str], StreamRef]
 
 
-def utc_now() -> datetime:
-    return datetime.now(UTC)
+class DecisionService:
+    """AW-01 for callers that know a (tenant, catalog), not its stream: the composition root binds the resolver
+    database, the stream locator (the control plane's current history epoch) and the platform's clock."""
+
+    def __init__(self, db: Database, streams: StreamLocator, *, clock: Clock = utc_now) -> None:
+        self._db = db
+        self.streams = streams
+        self._clock = clock
+
+    def decide(
+        self, cmd: Command, tenant_id: str, catalog_id: str, *, definitions: Definitions | None = None
+    ) -> DecisionResult:
+        """One decision in its own READ COMMITTED transaction on the catalog's current stream."""
+        stream = self.streams(tenant_id, catalog_id)
+        return decide(cmd, self._db, stream, clock=self._clock, definitions=definitions)
 
 
 @dataclass

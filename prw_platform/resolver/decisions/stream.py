@@ -1,4 +1,5 @@
-"""The stream cursor and the outbox: the only code that writes either (AW-01, INV-03).
+"""The stream cursor: the only code that writes it, and the only code that appends to the outbox (through
+``prw_platform.resolver.outbox``, the table's owner) (AW-01, INV-03).
 
 Positions are allocated under the cursor row lock, ``committed_position + 1 …``: never from a sequence and
 never from ``max(position)``, so a rolled-back decision consumes nothing and a reader that sees position n
@@ -11,10 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from psycopg.types.json import Jsonb
-
 from prw_platform.contracts import AcceptedChange
 from prw_platform.db.database import Connection
+from prw_platform.resolver import outbox
 from prw_platform.resolver.decisions.commands import StreamRef
 from prw_platform.resolver.decisions.errors import HistoryEpochFenced, StreamNotOpen
 
@@ -71,25 +71,7 @@ def append_events(conn: Connection, cursor: LockedCursor, events: Sequence[Accep
             stream.history_epoch,
         ):
             raise ValueError(f"event {event.event_id} is stamped for another stream than {stream}")
-        conn.execute(
-            """INSERT INTO resolver.outbox (tenant_id, catalog_id, history_epoch, position, event_id, event_type,
-                   aggregate_type, aggregate_id, aggregate_revision, decision_id, body, accepted_at)
-               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
-            (
-                stream.tenant_id,
-                stream.catalog_id,
-                stream.history_epoch,
-                event.sequence,
-                event.event_id,
-                event.type,
-                event.aggregate.type,
-                event.aggregate.id,
-                event.aggregate.revision,
-                event.decision_id,
-                Jsonb(event.to_message()),
-                event.accepted_at,
-            ),
-        )
+    outbox.insert_events(conn, events)
     if not events:
         return cursor
     advanced = conn.execute(

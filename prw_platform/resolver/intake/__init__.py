@@ -22,6 +22,7 @@ from prw_platform.resolver.intake.errors import (
 from prw_platform.resolver.intake.jobs import (
     SWEEPER_ROLE,
     JobEnqueuer,
+    PendingJobSweeper,
     QueueJobEnqueuer,
     SweepReport,
     sweep_pending_jobs,
@@ -53,6 +54,7 @@ __all__ = [
     "IntakeUnavailable",
     "JobEnqueuer",
     "NotFound",
+    "PendingJobSweeper",
     "QueueJobEnqueuer",
     "Receipt",
     "SourceScopeDenied",

@@ -4,21 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
+from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Database
 from prw_platform.resolver.intake.jobs import JobEnqueuer
 from prw_platform.resolver.intake.limits import IntakeLimits
 from prw_platform.storage.keys import EVIDENCE_BUCKET
 from prw_platform.storage.port import ObjectStore
 
-Clock = Callable[[], datetime]
 #: (tenant_id, catalog_id) -> the catalog's current history epoch (``prw_platform.resolver.catalogs``).
 EpochSource = Callable[[str, str], str]
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)

@@ -118,3 +118,29 @@ def sweep_pending_jobs(
             )
             enqueued.append(job_id)
     return SweepReport(tuple(enqueued), tuple(failed))
+
+
+class PendingJobSweeper:
+    """AW-02's sweeper as a service: ``resolver_sweeper`` and the resolution queue, re-enqueueing every job left
+    pending longer than ``older_than``."""
+
+    def __init__(self, sweeper_db: Database, enqueuer: JobEnqueuer, older_than: timedelta) -> None:
+        self._db = sweeper_db
+        self._enqueuer = enqueuer
+        self.older_than = older_than
+
+    def run_batch(self, limit: int = 100) -> SweepReport:
+        return sweep_pending_jobs(self._db, self._enqueuer, self.older_than, limit=limit)
+
+    def has_work(self) -> bool:
+        """A job pending longer than ``older_than`` exists (partial index on pending jobs)."""
+
+        def probe(conn: Connection) -> bool:
+            row = conn.execute(
+                """SELECT EXISTS (SELECT 1 FROM resolver.resolution_job
+                                   WHERE status = 'pending' AND created_at <= now() - %s) AS due""",
+                (self.older_than,),
+            ).fetchone()
+            return bool(row and row["due"])
+
+        return self._db.run(probe, read_only=True)

@@ -5,6 +5,7 @@ an identity decision or a review case. docs/operators/resolution.md is the opera
 receives a batch and settles each delivery after its transaction committed.
 """
 
+from prw_platform.resolver.decisions import StreamLocator
 from prw_platform.resolver.resolution.batch import BatchReport, process_resolution_jobs
 from prw_platform.resolver.resolution.consumer import handle_resolution_job
 from prw_platform.resolver.resolution.identity import (
@@ -34,9 +35,8 @@ from prw_platform.resolver.resolution.profiles import ProfilePolicy
 from prw_platform.resolver.resolution.services import (
     CONSUMER,
     ResolutionServices,
-    RetryPolicy,
-    StreamLocator,
 )
+from prw_platform.retry import RetryPolicy
 
 __all__ = [
     "CAPTURE_WITHOUT_ARTIFACTS",

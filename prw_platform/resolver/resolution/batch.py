@@ -104,3 +104,21 @@ def _settle(queue: Queue, services: ResolutionServices, delivery: Received, outc
         log.warning("message %s: the delivery was superseded before %s", delivery.message_id, disposition)
         return "unsettled"
     return disposition
+
+
+class ResolutionConsumer:
+    """The resolution service the stage runtime drives: the resolution-jobs queue and the consumer's
+    dependencies (``ResolutionServices``), both from the composition root."""
+
+    def __init__(self, queue: Queue, services: ResolutionServices) -> None:
+        self.queue = queue
+        self.services = services
+
+    def run_batch(self, max_messages: int = MAX_MESSAGES_PER_RECEIVE) -> BatchReport:
+        """One receive of at most ``max_messages`` jobs, each handled and settled (module docstring)."""
+        return process_resolution_jobs(self.queue, self.services, max_messages=max_messages)
+
+    def has_work(self) -> bool:
+        """Visible messages on the resolution-jobs queue (one indexed count on PostgreSQL, one attribute read
+        on SQS)."""
+        return self.queue.depth().visible > 0

@@ -2,41 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
+from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Database
 from prw_platform.plugins import PluginRegistry
 from prw_platform.resolver.catalogs import current_stream
-from prw_platform.resolver.decisions import StreamRef
+from prw_platform.resolver.decisions import StreamLocator, StreamRef
 from prw_platform.resolver.resolution.profiles import ProfilePolicy
+from prw_platform.retry import RetryPolicy
 from prw_platform.storage import ObjectStore
-
-Clock = Callable[[], datetime]
-#: (tenant_id, catalog_id) -> the stream decisions write to now (the catalog at its current history epoch).
-StreamLocator = Callable[[str, str], StreamRef]
 
 #: The consumer's name in ``resolver.consumer_inbox``.
 CONSUMER = "resolution"
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """Delayed retry of a retryable failure (if_resolution_job: "backoff with delay"): ``base_seconds`` doubled
-    per earlier delivery, at most ``max_seconds`` (the queue port's limit is 900 s). Deterministic: the queue's
-    receive limit, not jitter, bounds the attempts."""
-
-    base_seconds: int = 5
-    max_seconds: int = 900
-
-    def delay(self, receive_count: int) -> int:
-        exponent = min(max(receive_count, 1) - 1, 16)
-        return min(self.max_seconds, self.base_seconds * (1 << exponent))
 
 
 @dataclass(frozen=True, slots=True)

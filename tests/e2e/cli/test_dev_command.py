@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from prw_cli.commands.demo import run_demo
-from prw_platform import pipeline
 from prw_platform.bootstrap import Platform
+from prw_platform.runtime import drain
 from tests.e2e.cli.processes import PrwProcess, command_line, descendants, poll_until, survivors
 
 START_DEADLINE_S = 45.0
@@ -59,7 +59,7 @@ def test_dev_serves_both_apis_and_dagster_and_ctrl_c_stops_every_child(
 ) -> None:
     # A catalog with public items, as `prw demo` leaves it (captures over HTTP, then the pipeline drained).
     run_demo(platform, drive=False)
-    pipeline.drain(platform)
+    drain(platform)
     intake = f"http://127.0.0.1:{ports['intake']}"
     product = f"http://127.0.0.1:{ports['product']}"
     dagster = f"http://127.0.0.1:{ports['dagster']}"

@@ -12,10 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from prw_cli.commands.demo import run_demo
-from prw_cli.commands.worker import stop_on_signals
 from prw_cli.main import app
 from prw_platform.bootstrap import Platform
 from prw_platform.resolver import reports
+from prw_platform.runtime import stop_on_signals
 from tests.e2e.cli.processes import PrwProcess
 
 DEADLINE_S = 40.0

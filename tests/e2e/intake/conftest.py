@@ -10,13 +10,25 @@ from pathlib import Path
 import httpx
 import pytest
 
-from prw_api.intake import IntakeApiServices, build_intake_services, create_app
+from prw_api.intake import create_app
 from prw_api.server import BackgroundServer
-from prw_platform.auth import ClientSpec, ProvisionedClient, TokenSettings, create_client
+from prw_platform.auth import (
+    ClientSpec,
+    CollectorAuthService,
+    ProvisionedClient,
+    TokenSettings,
+    create_client,
+)
 from prw_platform.config import Settings
 from prw_platform.db.database import Database
 from prw_platform.queues.postgres import PostgresQueue
-from prw_platform.resolver.intake import IntakeSettings, QueueJobEnqueuer
+from prw_platform.resolver.intake import (
+    IntakeContext,
+    IntakeService,
+    IntakeSettings,
+    QueueJobEnqueuer,
+    control_plane_epochs,
+)
 from prw_platform.storage import (
     EVIDENCE_BUCKET,
     FilesystemObjectStore,
@@ -28,6 +40,15 @@ from tests.integration.intake.helpers import CATALOG, INSTANCE, SOURCE, WORKER, 
 from tests.support.postgres import CONTROL, MAIN, TestDatabases, fresh_database
 
 MAX_ARTIFACT_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class IntakeApiServices:
+    """The two services the intake app serves, composed here from core pieces over this test's database, store
+    and queue (in production ``Platform.intake`` and ``Platform.collector_auth``)."""
+
+    intake: IntakeService
+    auth: CollectorAuthService
 
 
 @pytest.fixture(scope="module")
@@ -82,20 +103,23 @@ def services(
     store: FilesystemObjectStore,
     queue: PostgresQueue,
 ) -> IntakeApiServices:
-    return build_intake_services(
-        settings,
-        resolver_db=resolver_db,
-        control_db=control_db,
-        enqueuer=QueueJobEnqueuer(queue),
-        store=store,
-        intake_settings=IntakeSettings(max_artifact_bytes=MAX_ARTIFACT_BYTES),
-        token_settings=TokenSettings(),
+    return IntakeApiServices(
+        IntakeService(
+            IntakeContext(
+                db=resolver_db,
+                store=store,
+                epochs=control_plane_epochs(control_db),
+                enqueuer=QueueJobEnqueuer(queue),
+                limits=IntakeSettings(max_artifact_bytes=MAX_ARTIFACT_BYTES).limits(settings),
+            )
+        ),
+        CollectorAuthService.from_settings(settings, resolver_db, TokenSettings()),
     )
 
 
 @pytest.fixture
 def server(settings: Settings, services: IntakeApiServices) -> Iterator[BackgroundServer]:
-    with BackgroundServer(create_app(settings, services)) as running:
+    with BackgroundServer(create_app(settings, services.intake, services.auth)) as running:
         yield running
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 
-from prw_api.intake import IntakeApiServices, build_intake_services, create_app
+from prw_api.intake import create_app
 from prw_api.server import BackgroundServer
 from prw_platform.auth import ProvisionedClient, revoke_client
 from prw_platform.auth.scopes import ARTIFACTS_WRITE, RECEIPTS_READ
@@ -15,7 +15,7 @@ from prw_platform.db.database import Database
 from prw_platform.queues.postgres import PostgresQueue
 from prw_platform.resolver.intake import IntakeContext, IntakeService, QueueJobEnqueuer
 from prw_platform.storage import evidence_key
-from tests.e2e.intake.conftest import Collector, SwitchableStore, token_for
+from tests.e2e.intake.conftest import Collector, IntakeApiServices, SwitchableStore, token_for
 from tests.e2e.intake.flows import capture, error_of, submit, upload
 from tests.integration.intake.helpers import PAGE_SHA256, SOURCE, UNGRANTED_SOURCE, World, job_rows
 
@@ -184,8 +184,7 @@ def test_without_captures_write_the_submit_is_403_missing_scope(
 def test_a_database_outage_is_503_storage_unavailable_with_retry_after(
     world: World,
     settings: Settings,
-    resolver_db: Database,
-    control_db: Database,
+    services: IntakeApiServices,
     store: SwitchableStore,
     queue: PostgresQueue,
     client: ProvisionedClient,
@@ -195,13 +194,6 @@ def test_a_database_outage_is_503_storage_unavailable_with_retry_after(
     unreachable = Database(
         "postgresql://prw@127.0.0.1:9/prw?connect_timeout=1", role="resolver_app", pool_timeout_s=0.5
     ).open(wait=False)
-    services = build_intake_services(
-        settings,
-        resolver_db=resolver_db,
-        control_db=control_db,
-        enqueuer=QueueJobEnqueuer(queue),
-        store=store,
-    )
     down = IntakeService(
         IntakeContext(
             db=unreachable,
@@ -212,7 +204,7 @@ def test_a_database_outage_is_503_storage_unavailable_with_retry_after(
     )
     try:
         with (
-            BackgroundServer(create_app(settings, IntakeApiServices(down, services.auth))) as server,
+            BackgroundServer(create_app(settings, down, services.auth)) as server,
             httpx.Client(base_url=server.url, timeout=10) as http,
         ):
             collector = Collector(http, token_for(http, client))

@@ -109,14 +109,11 @@ def test_running_the_demo_again_leaves_the_public_catalog_unchanged(platform: Pl
 
 
 def test_relay_crash_between_publish_and_mark_changes_nothing_in_the_projection(platform: Platform) -> None:
-    from prw_platform import pipeline
     from prw_platform.resolver.relay import publish_to_queue, relay_batch
+    from prw_platform.runtime import Budget, run_stage
 
     run_demo(platform, drive=False)
-    services = pipeline.resolution_services(platform)
-    received = 1
-    while received:
-        received = pipeline.resolve_batch(platform, services).received
+    assert run_stage(platform, "resolution", Budget()).drained
 
     publish = publish_to_queue(platform.accepted_changes_out)
 
@@ -130,20 +127,15 @@ def test_relay_crash_between_publish_and_mark_changes_nothing_in_the_projection(
     (stream,) = reports.stream_statuses(platform.operator_db)
     assert stream.unpublished == stream.committed_position > 0
 
-    applied = 0
-    while (report := pipeline.apply_changes(platform, max_messages=10)).received:
-        applied += report.applied
-    assert applied > 0
+    applied = run_stage(platform, "apply", Budget())
+    assert applied.counts["applied"] > 0
     before = _projection(platform)
 
     # Restarted, the relay publishes the same events again (duplicates) and marks them.
-    result = pipeline.relay_outbox(platform, batch_size=1000)
+    result = platform.relay.run_batch(1000)
     assert result.published == stream.committed_position
-    duplicates = 0
-    while (report := pipeline.apply_changes(platform, max_messages=10)).received:
-        duplicates += report.ignored_duplicate
-        assert report.applied == report.parked == 0
-    assert duplicates == stream.committed_position
+    again = run_stage(platform, "apply", Budget())
+    assert again.counts == {"duplicate": stream.committed_position}
     assert _projection(platform) == before
 
 

@@ -14,11 +14,12 @@ from typing import Any
 import httpx
 import pytest
 
-from prw_api.product import build_product_services, create_app
+from prw_api.product import create_app
 from prw_api.server import BackgroundServer
 from prw_platform.config import Settings
 from prw_platform.db import roles
 from prw_platform.db.database import Database
+from prw_platform.product.catalog import PublicCatalog
 from prw_platform.queues import ACCEPTED_CHANGES, PostgresQueue
 from tests.e2e.product.catalog import CATALOG, TENANT, Catalog, build_catalog
 from tests.support.postgres import MAIN, fresh_database
@@ -50,8 +51,8 @@ def server(
     tmp_path_factory: pytest.TempPathFactory, module_product_db: Database, catalog: Catalog
 ) -> Iterator[BackgroundServer]:
     settings = Settings(data_dir=Path(tmp_path_factory.mktemp("prw-product")))
-    services = build_product_services(module_product_db, tenant_id=TENANT, catalog_id=CATALOG)
-    with BackgroundServer(create_app(settings, services)) as running:
+    public = PublicCatalog(module_product_db, TENANT, CATALOG)
+    with BackgroundServer(create_app(settings, public)) as running:
         yield running
 
 

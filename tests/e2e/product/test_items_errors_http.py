@@ -10,11 +10,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from prw_api.product import build_product_services, create_app
+from prw_api.product import create_app
 from prw_api.server import BackgroundServer
 from prw_platform.config import Settings
 from prw_platform.db import roles
 from prw_platform.db.database import Database
+from prw_platform.product.catalog import PublicCatalog
 from tests.e2e.product.catalog import CATALOG, TENANT
 from tests.e2e.product.conftest import error_of
 
@@ -90,9 +91,9 @@ def unavailable_server(tmp_path: Path) -> Iterator[BackgroundServer]:
     """The product API over a database whose server cannot be reached (a socket directory with no server)."""
     conninfo = f"host=/tmp/prw-no-server-{uuid.uuid4().hex} dbname=prw connect_timeout=1"
     db = Database(conninfo, role=roles.PRODUCT_APP, pool_timeout_s=0.2).open(wait=False)
-    services = build_product_services(db, tenant_id=TENANT, catalog_id=CATALOG)
+    catalog = PublicCatalog(db, TENANT, CATALOG)
     try:
-        with BackgroundServer(create_app(Settings(data_dir=tmp_path / "prw"), services)) as running:
+        with BackgroundServer(create_app(Settings(data_dir=tmp_path / "prw"), catalog)) as running:
             yield running
     finally:
         db.close()

@@ -15,14 +15,13 @@ import pytest
 from prw_platform.db import roles
 from prw_platform.db.database import Database
 from prw_platform.product.consumer.driver import (
-    RETRY_CAP_SECONDS,
     BatchReport,
     process_accepted_changes,
-    retry_delay_seconds,
 )
 from prw_platform.product.scopes import ProjectedScope
 from prw_platform.queues import ACCEPTED_CHANGES, PostgresQueue, ReceiptHandle
 from prw_platform.queues.body import Body
+from prw_platform.retry import RetryPolicy
 from tests.integration.product.tables import (
     contiguous_position,
     inbox_rows,
@@ -393,9 +392,10 @@ def test_if_accepted_change_db_unavailable_puts_the_batch_back_for_a_retry_and_d
 
 
 def test_retry_backoff_doubles_per_delivery_up_to_the_cap() -> None:
-    delays = [retry_delay_seconds(count) for count in range(1, 12)]
+    policy = RetryPolicy(base_seconds=2, max_seconds=300)
+    delays = [policy.delay(count) for count in range(1, 12)]
 
     assert delays[:5] == [2, 4, 8, 16, 32]
     assert delays == sorted(delays)
-    assert max(delays) == RETRY_CAP_SECONDS
-    assert retry_delay_seconds(10_000) == RETRY_CAP_SECONDS
+    assert max(delays) == 300
+    assert policy.delay(10_000) == 300

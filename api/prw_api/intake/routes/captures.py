@@ -7,9 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Request, Response
 
-from prw_api.intake.deps import CollectorDep, ServicesDep
+from prw_api.intake.deps import CollectorDep, IntakeDep
 from prw_api.intake.models import ErrorBody, ReceiptBody
-from prw_platform.resolver.intake import CaptureSubmission
+from prw_platform.services import CaptureSubmission
 
 router = APIRouter(tags=["captures"])
 
@@ -28,12 +28,12 @@ router = APIRouter(tags=["captures"])
 def submit_capture(
     submission: CaptureSubmission,
     principal: CollectorDep,
-    services: ServicesDep,
+    intake: IntakeDep,
     request: Request,
     response: Response,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> ReceiptBody:
-    submitted = services.intake.submit_capture(principal, idempotency_key, submission)
+    submitted = intake.submit_capture(principal, idempotency_key, submission)
     receipt_url = request.app.url_path_for("getReceipt", receipt_id=submitted.receipt.receipt_id)
     if submitted.replayed:
         response.status_code = 200

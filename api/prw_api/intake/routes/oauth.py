@@ -16,9 +16,9 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from prw_api.intake.deps import TOKEN_PATH, ServicesDep
+from prw_api.intake.deps import TOKEN_PATH, AuthDep
 from prw_api.intake.models import OAuthErrorBody, TokenBody
-from prw_platform.auth import OAuthError
+from prw_platform.errors import OAuthError
 
 router = APIRouter(tags=["oauth"])
 
@@ -55,7 +55,7 @@ _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 )
 async def issue_token(
     request: Request,
-    services: ServicesDep,
+    auth: AuthDep,
     authorization: Annotated[str | None, Header(include_in_schema=False)] = None,
 ) -> JSONResponse:
     basic = authorization is not None and authorization[:6].lower() == "basic "
@@ -68,7 +68,7 @@ async def issue_token(
         if grant_type != "client_credentials":
             raise OAuthError("unsupported_grant_type", "only the client_credentials grant is supported")
         issued = await run_in_threadpool(
-            services.auth.client_credentials_grant, client_id, client_secret, form.get("scope")
+            auth.client_credentials_grant, client_id, client_secret, form.get("scope")
         )
     except OAuthError as error:
         headers = dict(_NO_STORE)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from prw_api.intake.deps import CollectorDep, ServicesDep
+from prw_api.intake.deps import CollectorDep, IntakeDep
 from prw_api.intake.models import ErrorBody, ReceiptBody
 
 router = APIRouter(tags=["receipts"])
@@ -17,8 +17,6 @@ router = APIRouter(tags=["receipts"])
     response_model=ReceiptBody,
     responses={status: {"model": ErrorBody} for status in (401, 403, 404, 503)},
 )
-def get_receipt(
-    receipt_id: str, principal: CollectorDep, services: ServicesDep, request: Request
-) -> ReceiptBody:
-    receipt = services.intake.get_receipt(principal, receipt_id)
+def get_receipt(receipt_id: str, principal: CollectorDep, intake: IntakeDep, request: Request) -> ReceiptBody:
+    receipt = intake.get_receipt(principal, receipt_id)
     return ReceiptBody.of(receipt, str(request.app.url_path_for("getReceipt", receipt_id=receipt.receipt_id)))

@@ -6,9 +6,9 @@ from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from prw_api.errors import ApiError
-from prw_api.intake.deps import CollectorDep, ServicesDep
+from prw_api.intake.deps import CollectorDep, IntakeDep
 from prw_api.intake.models import ErrorBody, UploadDeclaredBody, UploadStoredBody, UploadTargetBody
-from prw_platform.resolver.intake import UploadDeclaration
+from prw_platform.services import UploadDeclaration
 
 router = APIRouter(tags=["artifacts"])
 
@@ -29,11 +29,11 @@ _ERRORS: dict[int | str, dict[str, object]] = {
 def declare_upload(
     declaration: UploadDeclaration,
     principal: CollectorDep,
-    services: ServicesDep,
+    intake: IntakeDep,
     request: Request,
     response: Response,
 ) -> UploadDeclaredBody:
-    declared = services.intake.declare_upload(principal, declaration)
+    declared = intake.declare_upload(principal, declaration)
     if declared.status == "already_stored":
         response.status_code = 200
         return UploadDeclaredBody(status="already_stored", ref=declared.ref, sha256=declared.sha256)
@@ -64,15 +64,15 @@ def declare_upload(
     },
 )
 async def upload_bytes(
-    upload_id: str, request: Request, principal: CollectorDep, services: ServicesDep
+    upload_id: str, request: Request, principal: CollectorDep, intake: IntakeDep
 ) -> UploadStoredBody:
-    upload = await run_in_threadpool(services.intake.open_upload, principal, upload_id)
-    body = services.intake.upload_body(upload, _content_length(request))
+    upload = await run_in_threadpool(intake.open_upload, principal, upload_id)
+    body = intake.upload_body(upload, _content_length(request))
     # Streamed: each chunk is hashed and size-checked as it arrives, so an oversized or wrong body is refused
     # without being read to its end (if_artifact_upload: "PUT ... streamed through the resolver").
     async for chunk in request.stream():
         body.feed(chunk)
-    stored = await run_in_threadpool(services.intake.complete_upload, principal, upload, body)
+    stored = await run_in_threadpool(intake.complete_upload, principal, upload, body)
     return UploadStoredBody(
         upload_id=stored.upload_id,
         status=stored.status,

@@ -11,9 +11,9 @@ from typing import Any
 from fastapi import APIRouter
 
 from prw_api.errors import ApiError, ErrorBody
-from prw_api.product.deps import ATTRIBUTE_FILTER_OPENAPI, ItemQueryDep, ServicesDep
+from prw_api.product.deps import ATTRIBUTE_FILTER_OPENAPI, CatalogDep, ItemQueryDep
 from prw_api.product.models import ItemPageBody, PublicItemDetailBody
-from prw_platform.product.queries import serialize_item, serialize_page
+from prw_platform.services import serialize_item, serialize_page
 
 router = APIRouter(tags=["items"])
 
@@ -29,8 +29,8 @@ router = APIRouter(tags=["items"])
     responses={status: {"model": ErrorBody} for status in (422, 503)},
     openapi_extra=ATTRIBUTE_FILTER_OPENAPI,
 )
-def list_items(query: ItemQueryDep, services: ServicesDep) -> dict[str, Any]:
-    page = services.catalog.items(query.filters, limit=query.limit, cursor=query.cursor)
+def list_items(query: ItemQueryDep, catalog: CatalogDep) -> dict[str, Any]:
+    page = catalog.items(query.filters, limit=query.limit, cursor=query.cursor)
     return serialize_page(page)
 
 
@@ -43,8 +43,8 @@ def list_items(query: ItemQueryDep, services: ServicesDep) -> dict[str, Any]:
     response_model_exclude_unset=True,
     responses={status: {"model": ErrorBody} for status in (404, 503)},
 )
-def get_item(item_id: str, services: ServicesDep) -> dict[str, Any]:
-    item = services.catalog.item(item_id)
+def get_item(item_id: str, catalog: CatalogDep) -> dict[str, Any]:
+    item = catalog.item(item_id)
     if item is None:
         # if_product_query: 404 NOT_FOUND, for an unknown item and for one no applied release has published.
         raise ApiError(404, "NOT_FOUND", f"no public item {item_id!r}")

@@ -16,11 +16,12 @@ import pytest
 from prw_api import compose
 from prw_api.server import BackgroundServer
 from prw_cli.commands.demo import CATALOG, TENANT, run_demo
-from prw_cli.commands.worker import PIPELINE_STAGES, StageBatch, WorkerLoop, WorkerReport, stage_functions
 from prw_cli.demo_pages import demo_pages
 from prw_platform.bootstrap import Platform
+from prw_platform.pipeline import APPLY, RELAY, RESOLUTION
 from prw_platform.product import reports as product_reports
 from prw_platform.resolver import reports
+from prw_platform.runtime import StageReport, WorkerLoop, WorkerReport, stage_rounds
 
 #: The bundled demo pages with a strong identifier (GTIN, or brand + MPN) become these public items.
 PUBLIC_TITLES = {
@@ -31,6 +32,7 @@ PUBLIC_TITLES = {
     "Large light blue coat",
 }
 DEADLINE_S = 20.0
+PIPELINE_STAGES = (RESOLUTION, RELAY, APPLY)
 
 
 @pytest.fixture
@@ -55,9 +57,9 @@ def test_worker_all_takes_queued_captures_through_to_public_items(
     run_demo(platform, drive=False)
     assert _public_titles(product_api) == set()
 
-    batches: list[StageBatch] = []
+    batches: list[StageReport] = []
     loop = WorkerLoop(
-        stage_functions(platform, PIPELINE_STAGES),
+        stage_rounds(platform, PIPELINE_STAGES),
         idle_sleep=0.02,
         max_idle_rounds=2,
         on_batch=batches.append,
@@ -90,7 +92,7 @@ def test_worker_stages_run_as_separate_loops_reach_the_same_public_items(
     run_demo(platform, drive=False)
     for stage in PIPELINE_STAGES:  # three processes' worth, one after the other
         report = _run_with_deadline(
-            WorkerLoop(stage_functions(platform, (stage,), batch=3), idle_sleep=0.02, max_idle_rounds=1)
+            WorkerLoop(stage_rounds(platform, (stage,), batch=3), idle_sleep=0.02, max_idle_rounds=1)
         )
         assert report.drained
         assert report.taken[stage] > 0
@@ -104,12 +106,12 @@ def test_stop_request_lets_the_current_batch_finish_and_starts_no_other() -> Non
     finished: list[int] = []
     loop: WorkerLoop
 
-    def stage() -> StageBatch:
+    def stage() -> StageReport:
         call = next(calls)
         if call == 3:
             loop.stop.set()  # SIGINT arrives in the middle of the third batch
         finished.append(call)
-        return StageBatch("apply", 1)
+        return StageReport("apply", 1)
 
     loop = WorkerLoop({"apply": stage}, idle_sleep=0.01)
     report = _run_with_deadline(loop)
@@ -123,10 +125,10 @@ def test_a_stop_request_wakes_a_sleeping_stage() -> None:
     rounds = itertools.count(1)
     slept_once = threading.Event()
 
-    def stage() -> StageBatch:
+    def stage() -> StageReport:
         if next(rounds) == 1:
             slept_once.set()
-        return StageBatch("sweeper", 0)
+        return StageReport("sweeper", 0)
 
     loop = WorkerLoop({"sweeper": stage}, idle_sleep=3600)  # first sleep: 225 s
 
@@ -148,20 +150,20 @@ def test_work_handed_downstream_wakes_the_next_stage_without_waiting_for_its_sle
     pending = _Pending()
     loop: WorkerLoop
 
-    def resolution() -> StageBatch:
+    def resolution() -> StageReport:
         if not relay_went_to_sleep.is_set():
             assert relay_went_to_sleep.wait(DEADLINE_S)
             pending.add(4)
-            return StageBatch("resolution", 1)
-        return StageBatch("resolution", 0)
+            return StageReport("resolution", 1)
+        return StageReport("resolution", 0)
 
-    def relay() -> StageBatch:
+    def relay() -> StageReport:
         taken = pending.take()
         if taken:
             loop.stop.set()
         elif next(relay_rounds) == 1:
             relay_went_to_sleep.set()  # idle: the relay now sleeps 225 s unless woken
-        return StageBatch("relay", taken)
+        return StageReport("relay", taken)
 
     loop = WorkerLoop({"resolution": resolution, "relay": relay}, idle_sleep=3600)
     report = _run_with_deadline(loop)
@@ -170,13 +172,13 @@ def test_work_handed_downstream_wakes_the_next_stage_without_waiting_for_its_sle
 
 
 def test_a_failing_batch_is_reported_and_the_stage_goes_on() -> None:
-    outcomes: Iterator[StageBatch | Exception] = iter(
-        [RuntimeError("database unavailable"), StageBatch("relay", 4)]
+    outcomes: Iterator[StageReport | Exception] = iter(
+        [RuntimeError("database unavailable"), StageReport("relay", 4)]
     )
     errors: list[tuple[str, str]] = []
 
-    def stage() -> StageBatch:
-        outcome = next(outcomes, StageBatch("relay", 0))
+    def stage() -> StageReport:
+        outcome = next(outcomes, StageReport("relay", 0))
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
@@ -205,21 +207,21 @@ def test_drain_is_not_declared_while_another_stage_is_in_a_batch() -> None:
     relay_idled_long = threading.Event()
     pending = _Pending()
 
-    def resolution() -> StageBatch:
+    def resolution() -> StageReport:
         if next(resolution_calls) != 3:  # idle twice, then one long batch, then idle
-            return StageBatch("resolution", 0)
+            return StageReport("resolution", 0)
         resolution_deciding.set()
         assert relay_idled_long.wait(DEADLINE_S), "the relay never idled"
         pending.add(4)  # the decision's events, committed as the batch ends
-        return StageBatch("resolution", 1)
+        return StageReport("resolution", 1)
 
-    def relay() -> StageBatch:
+    def relay() -> StageReport:
         # The relay's idle streak only builds up while resolution is deciding.
         assert resolution_deciding.wait(DEADLINE_S), "resolution never started its batch"
         taken = pending.take()
         if not taken and next(relay_idle_rounds) >= 5:
             relay_idled_long.set()
-        return StageBatch("relay", taken)
+        return StageReport("relay", taken)
 
     report = _run_with_deadline(
         WorkerLoop({"resolution": resolution, "relay": relay}, idle_sleep=0.01, max_idle_rounds=2)
@@ -238,19 +240,19 @@ def test_an_idle_round_that_began_before_the_last_work_does_not_count_towards_dr
     pending = _Pending()
     loop: WorkerLoop
 
-    def resolution() -> StageBatch:
+    def resolution() -> StageReport:
         if next(resolution_calls) != 1:
-            return StageBatch("resolution", 0)
+            return StageReport("resolution", 0)
         assert relay_looking.wait(DEADLINE_S), "the relay never started a round"
         pending.add(4)
-        return StageBatch("resolution", 1)
+        return StageReport("resolution", 1)
 
-    def relay() -> StageBatch:
+    def relay() -> StageReport:
         if next(relay_calls) == 1:
             relay_looking.set()  # found nothing: the decision is not committed yet ...
             _wait_for(lambda: loop.report.taken["resolution"] == 1, "the decision")
-            return StageBatch("relay", 0)  # ... and the round ends after it was
-        return StageBatch("relay", pending.take())
+            return StageReport("relay", 0)  # ... and the round ends after it was
+        return StageReport("relay", pending.take())
 
     loop = WorkerLoop({"resolution": resolution, "relay": relay}, idle_sleep=0.01, max_idle_rounds=1)
     report = _run_with_deadline(loop)
@@ -288,9 +290,9 @@ def test_a_worker_loop_needs_stages_and_a_positive_idle_limit() -> None:
     with pytest.raises(ValueError, match="at least one stage"):
         WorkerLoop({})
     with pytest.raises(ValueError, match="max_idle_rounds"):
-        WorkerLoop({"relay": lambda: StageBatch("relay", 0)}, max_idle_rounds=0)
+        WorkerLoop({"relay": lambda: StageReport("relay", 0)}, max_idle_rounds=0)
     with pytest.raises(ValueError, match="idle sleep"):
-        WorkerLoop({"relay": lambda: StageBatch("relay", 0)}, idle_sleep=0)
+        WorkerLoop({"relay": lambda: StageReport("relay", 0)}, idle_sleep=0)
 
 
 def _run_with_deadline(loop: WorkerLoop) -> WorkerReport:

@@ -1,4 +1,9 @@
-"""What the product origin needs from the core: the one released catalog this deployment serves."""
+"""The public catalog service: the released catalog of one (tenant, catalog) pair, as the product API serves it.
+
+Scope comes from the deployment, never from the request: public reads carry no identity (if_product_query
+Authentication), so no caller can pick a tenant (INV-06). Built by the composition root
+(``Platform.public_catalog``) over ``product_app`` with the API's statement timeout.
+"""
 
 from __future__ import annotations
 
@@ -22,10 +27,6 @@ DEFAULT_CATALOG_ID: Final = "cat_primary"
 
 @dataclass(frozen=True)
 class PublicCatalog:
-    """The released catalog of one (tenant, catalog) pair. Scope comes from the deployment, never from the
-    request: public reads carry no identity (if_product_query Authentication), so no caller can pick a tenant
-    (INV-06)."""
-
     db: Database
     tenant_id: str
     catalog_id: str
@@ -39,19 +40,3 @@ class PublicCatalog:
 
     def item(self, item_id: str) -> PublicItem | None:
         return get_public_item(self.db, self.tenant_id, self.catalog_id, item_id)
-
-
-@dataclass(frozen=True)
-class ProductApiServices:
-    catalog: PublicCatalog
-
-
-def build_product_services(
-    product_db: Database,
-    *,
-    tenant_id: str = DEFAULT_TENANT_ID,
-    catalog_id: str = DEFAULT_CATALOG_ID,
-) -> ProductApiServices:
-    """``product_db`` acts as ``product_app`` (if_db: the API's statement timeout is 5 s:
-    ``Database(..., role=PRODUCT_APP, statement_timeout_ms=5_000)``)."""
-    return ProductApiServices(PublicCatalog(product_db, tenant_id, catalog_id))

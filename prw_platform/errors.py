@@ -1,0 +1,45 @@
+"""The error types the edges render: each carries the seed's code (and, for intake, auth and storage, its HTTP
+status and retryability), so an edge maps it to a response without knowing the core's modules.
+
+Part of the core's public surface (docs/architecture.md): the edges import errors from here, never from the
+module that raises them.
+"""
+
+from prw_platform.auth.errors import (
+    AuthError,
+    ClientProvisioningError,
+    CredentialRevoked,
+    InvalidToken,
+    MissingScope,
+    OAuthError,
+)
+from prw_platform.db.errors import AmbiguousCommit, DatabaseError, DatabaseUnavailable, InsufficientPrivilege
+from prw_platform.plugins import PluginError
+from prw_platform.product.errors import InvalidQuery
+from prw_platform.resolver.catalogs import SourceCatalogConflict, StreamNotProvisioned
+from prw_platform.resolver.intake.errors import IntakeError, IntakeUnavailable, ValidationFailed
+from prw_platform.runtime.stages import UnknownStage
+from prw_platform.storage.errors import StorageError, StorageUnavailable
+
+__all__ = [
+    "AmbiguousCommit",
+    "AuthError",
+    "ClientProvisioningError",
+    "CredentialRevoked",
+    "DatabaseError",
+    "DatabaseUnavailable",
+    "InsufficientPrivilege",
+    "IntakeError",
+    "IntakeUnavailable",
+    "InvalidQuery",
+    "InvalidToken",
+    "MissingScope",
+    "OAuthError",
+    "PluginError",
+    "SourceCatalogConflict",
+    "StorageError",
+    "StorageUnavailable",
+    "StreamNotProvisioned",
+    "UnknownStage",
+    "ValidationFailed",
+]

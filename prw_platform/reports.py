@@ -1,0 +1,84 @@
+"""Operator reports: the read models behind the Dagster assets and checks, ``prw demo``'s summary and
+``prw dev``'s banner, over both sides of the platform.
+
+The one documented exception to "a table is read only through its owner" (docs/architecture.md): these queries
+read every tenant's rows through ``prw_operator``, a read-only role, and write nothing. The edges call this
+service (``Platform.reports``), never the report modules or a database pool.
+"""
+
+from __future__ import annotations
+
+from prw_platform.db.database import Database
+from prw_platform.product import reports as product
+from prw_platform.product.progress import StreamProgress
+from prw_platform.resolver import reports as resolver
+from prw_platform.resolver.reports import (
+    CaptureCounts,
+    DecisionRow,
+    EventRow,
+    ResolutionRow,
+    ReviewCaseRow,
+    StreamStatus,
+)
+
+
+class OperatorReports:
+    def __init__(self, operator_db: Database) -> None:
+        self._db = operator_db
+
+    # The resolver side.
+    def capture_counts(self) -> list[CaptureCounts]:
+        return resolver.capture_counts(self._db)
+
+    def stream_statuses(self) -> list[StreamStatus]:
+        """Per stream: committed, published and unpublished positions of the outbox (INV-03)."""
+        return resolver.stream_statuses(self._db)
+
+    def listings_with_several_current_mappings(self) -> int:
+        return resolver.listings_with_several_current_mappings(self._db)
+
+    def resolution_results(self, tenant_id: str, catalog_id: str) -> list[ResolutionRow]:
+        return resolver.resolution_results(self._db, tenant_id, catalog_id)
+
+    def decisions(self, tenant_id: str, catalog_id: str) -> list[DecisionRow]:
+        return resolver.decisions(self._db, tenant_id, catalog_id)
+
+    def review_cases(self, tenant_id: str, catalog_id: str) -> list[ReviewCaseRow]:
+        return resolver.review_cases(self._db, tenant_id, catalog_id)
+
+    def events(self, tenant_id: str, catalog_id: str) -> list[EventRow]:
+        return resolver.events(self._db, tenant_id, catalog_id)
+
+    # The product side.
+    def stream_progress(self) -> list[StreamProgress]:
+        """Per projected stream: the contiguous applied position and parked events (AW-04)."""
+        return product.all_stream_progress(self._db)
+
+    def public_listings_without_public_owner(self) -> int:
+        return product.public_listings_without_public_owner(self._db)
+
+    def public_counts(self) -> dict[str, int]:
+        return product.public_counts(self._db)
+
+    # Both.
+    def projection_lag(self) -> int:
+        """Committed positions not yet applied by the product service, over every projected stream."""
+        committed = {
+            (s.tenant_id, s.catalog_id, s.history_epoch): s.committed_position for s in self.stream_statuses()
+        }
+        return sum(
+            p.lag(committed.get((p.tenant_id, p.catalog_id, p.history_epoch), 0))
+            for p in self.stream_progress()
+        )
+
+
+__all__ = [
+    "CaptureCounts",
+    "DecisionRow",
+    "EventRow",
+    "OperatorReports",
+    "ResolutionRow",
+    "ReviewCaseRow",
+    "StreamProgress",
+    "StreamStatus",
+]

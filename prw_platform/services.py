@@ -1,0 +1,71 @@
+"""The services the composition root builds (``Platform``) and the values an edge parses requests into and
+renders responses from. Part of the core's public surface (docs/architecture.md): an edge names these types, it
+never reaches into the modules that implement them.
+"""
+
+from prw_platform.auth import (
+    ClientSpec,
+    CollectorAuthService,
+    CollectorClients,
+    CollectorPrincipal,
+    ProvisionedClient,
+)
+from prw_platform.auth.scopes import COLLECTOR_SCOPES
+from prw_platform.auth.tokens import IssuedToken
+from prw_platform.product.catalog import DEFAULT_CATALOG_ID, DEFAULT_TENANT_ID, PublicCatalog
+from prw_platform.product.consumer.driver import ProductApply
+from prw_platform.product.queries import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
+    ItemFilters,
+    ItemPage,
+    PublicItem,
+    serialize_item,
+    serialize_page,
+)
+from prw_platform.provisioning import CatalogProvisioning, CatalogSpec, ProvisionedCatalog, SourceSpec
+from prw_platform.reports import OperatorReports
+from prw_platform.resolver.decisions import DecisionService
+from prw_platform.resolver.intake import (
+    CaptureSubmission,
+    IntakeService,
+    PendingJobSweeper,
+    Receipt,
+    UploadDeclaration,
+)
+from prw_platform.resolver.relay import Relay
+from prw_platform.resolver.resolution.batch import ResolutionConsumer
+
+__all__ = [
+    "COLLECTOR_SCOPES",
+    "DEFAULT_CATALOG_ID",
+    "DEFAULT_PAGE_SIZE",
+    "DEFAULT_TENANT_ID",
+    "MAX_PAGE_SIZE",
+    "CaptureSubmission",
+    "CatalogProvisioning",
+    "CatalogSpec",
+    "ClientSpec",
+    "CollectorAuthService",
+    "CollectorClients",
+    "CollectorPrincipal",
+    "DecisionService",
+    "IntakeService",
+    "IssuedToken",
+    "ItemFilters",
+    "ItemPage",
+    "OperatorReports",
+    "PendingJobSweeper",
+    "ProductApply",
+    "ProvisionedCatalog",
+    "ProvisionedClient",
+    "PublicCatalog",
+    "PublicItem",
+    "Receipt",
+    "Relay",
+    "ResolutionConsumer",
+    "SourceSpec",
+    "UploadDeclaration",
+    "serialize_item",
+    "serialize_page",
+]
