@@ -19,6 +19,7 @@ from prw_platform.auth.secret_hash import decoy_hash, hash_secret, new_client_se
 from prw_platform.auth.tokens import TokenBinding
 from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Connection, Database
+from prw_platform.resolver import catalogs
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +61,9 @@ def create_client(
     secret_hash = hash_secret(secret)
 
     def work(conn: Connection) -> tuple[str, ...]:
-        rows = conn.execute(
-            "SELECT source_id FROM resolver.source WHERE tenant_id = %s AND catalog_id = %s AND source_id = ANY(%s)",
-            (spec.tenant_id, spec.catalog_id, list(spec.sources)),
-        ).fetchall()
-        missing = set(spec.sources) - {str(row["source_id"]) for row in rows}
+        missing = set(spec.sources) - catalogs.sources_in_catalog(
+            conn, spec.tenant_id, spec.catalog_id, spec.sources
+        )
         if missing:
             raise ClientProvisioningError(
                 f"not sources of {spec.tenant_id}/{spec.catalog_id}: {', '.join(sorted(missing))}"

@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from prw_platform.plugins.types import Availability, NormalizedAttribute
-from prw_platform.resolver.decisions.identity import identifier_keys
+from prw_platform.resolver.decisions.identifiers import identifier_keys
 
 _ACTOR = re.compile(r"^(rule|reviewer|operator):\S+$")
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from prw_platform.db.database import Connection
@@ -318,14 +319,45 @@ def write_mapping(conn: Connection, tenant_id: str, mapping: MappingState, now: 
     )
 
 
-def source_catalog(conn: Connection, tenant_id: str, source_id: str) -> str | None:
-    row = conn.execute(
-        "SELECT catalog_id FROM resolver.source WHERE tenant_id = %s AND source_id = %s",
-        (tenant_id, source_id),
-    ).fetchone()
-    return str(row["catalog_id"]) if row else None
-
-
 def _expect_one(rowcount: int, what: str) -> None:
     if rowcount != 1:
         raise RuntimeError(f"{what} changed outside the stream cursor lock")
+
+
+@dataclass(frozen=True, slots=True)
+class ItemVersion:
+    item_id: str
+    revision: int
+    status: str
+
+
+def item_versions(conn: Connection, tenant_id: str, item_ids: list[str]) -> dict[str, ItemVersion]:
+    """The current revision and status of each item (identity matches report them; INV-07 needs the status)."""
+    with conn.cursor(row_factory=class_row(ItemVersion)) as cur:
+        rows = cur.execute(
+            "SELECT item_id, revision, status FROM resolver.catalog_item WHERE tenant_id = %s AND item_id = ANY(%s)",
+            (tenant_id, item_ids),
+        ).fetchall()
+    return {row.item_id: row for row in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class ItemSummary:
+    item_id: str
+    title: str | None
+    brand: str
+
+
+def active_items_by_brand(
+    conn: Connection, tenant_id: str, catalog_id: str, brand_keys: list[str], *, limit: int
+) -> list[ItemSummary]:
+    """Active items (INV-07) whose brand, lower-cased with runs of non-word characters as one space, is one of
+    ``brand_keys``; at most ``limit``, by item id. Review-case candidates are ranked from these."""
+    with conn.cursor(row_factory=class_row(ItemSummary)) as cur:
+        return cur.execute(
+            """SELECT item_id, title, brand FROM resolver.catalog_item
+               WHERE tenant_id = %s AND catalog_id = %s AND status = 'active'
+                 AND lower(trim(regexp_replace(brand, '\\W+', ' ', 'g'))) = ANY(%s)
+               ORDER BY item_id LIMIT %s""",
+            (tenant_id, catalog_id, brand_keys, limit),
+        ).fetchall()

@@ -6,23 +6,21 @@ automatic create (no match, required identifiers present) and a review case (no 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from psycopg.rows import class_row
+
 from prw_platform.db.database import Connection
+from prw_platform.resolver.decisions import facts
 from prw_platform.resolver.decisions.errors import IdentifierConflict
-
-GTIN = "gtin"
-BRAND_MPN = "brand_mpn"
-
-_GTIN_SEPARATORS = re.compile(r"[\s\-.]")
-_SPACES = re.compile(r"\s+")
-
-
-@dataclass(frozen=True, slots=True)
-class IdentifierKey:
-    scheme: str
-    value: str
+from prw_platform.resolver.decisions.identifiers import (
+    BRAND_MPN,
+    GTIN,
+    IdentifierKey,
+    brand_mpn_key,
+    gtin_key,
+    identifier_keys,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +31,12 @@ class ItemMatch:
     matched_on: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class _IdentifierRow:
+    scheme: str
+    item_id: str
+
+
 class AmbiguousIdentity(Exception):
     """The identifiers name different items (a GTIN of one, brand + MPN of another): a case for a human."""
 
@@ -41,25 +45,6 @@ class AmbiguousIdentity(Exception):
     def __init__(self, matches: tuple[ItemMatch, ...]) -> None:
         super().__init__("identifiers name several items: " + ", ".join(m.item_id for m in matches))
         self.matches = matches
-
-
-def gtin_key(gtin: str) -> str:
-    """The profile already normalizes GTINs to GTIN-14; padding again keeps a GTIN-13 and its GTIN-14 one key."""
-    digits = _GTIN_SEPARATORS.sub("", gtin)
-    return digits.zfill(14) if digits.isdigit() and len(digits) <= 14 else digits
-
-
-def brand_mpn_key(brand: str, mpn: str) -> str:
-    return f"{_SPACES.sub(' ', brand.strip()).casefold()}|{_SPACES.sub('', mpn).upper()}"
-
-
-def identifier_keys(gtin: str | None, brand: str | None, mpn: str | None) -> tuple[IdentifierKey, ...]:
-    keys: list[IdentifierKey] = []
-    if gtin and gtin.strip():
-        keys.append(IdentifierKey(GTIN, gtin_key(gtin)))
-    if brand and brand.strip() and mpn and mpn.strip():
-        keys.append(IdentifierKey(BRAND_MPN, brand_mpn_key(brand, mpn)))
-    return tuple(keys)
 
 
 def find_item_by_identifiers(
@@ -76,21 +61,23 @@ def find_item_by_identifiers(
     keys = identifier_keys(gtin, brand, mpn)
     if not keys:
         return None
-    rows = conn.execute(
-        """SELECT i.scheme, i.item_id, c.revision, c.status
-           FROM resolver.item_identifier i
-           JOIN resolver.catalog_item c USING (tenant_id, catalog_id, item_id)
-           WHERE i.tenant_id = %s AND i.catalog_id = %s
-             AND (i.scheme, i.value) IN (SELECT * FROM unnest(%s::text[], %s::text[]))
-           ORDER BY i.item_id, i.scheme""",
-        (tenant_id, catalog_id, [k.scheme for k in keys], [k.value for k in keys]),
-    ).fetchall()
-    by_item: dict[str, ItemMatch] = {}
+    with conn.cursor(row_factory=class_row(_IdentifierRow)) as cur:
+        rows = cur.execute(
+            """SELECT scheme, item_id FROM resolver.item_identifier
+               WHERE tenant_id = %s AND catalog_id = %s
+                 AND (scheme, value) IN (SELECT * FROM unnest(%s::text[], %s::text[]))
+               ORDER BY item_id, scheme""",
+            (tenant_id, catalog_id, [k.scheme for k in keys], [k.value for k in keys]),
+        ).fetchall()
+    matched: dict[str, tuple[str, ...]] = {}
     for row in rows:
-        item_id = str(row["item_id"])
-        known = by_item.get(item_id)
-        schemes = (*known.matched_on, str(row["scheme"])) if known else (str(row["scheme"]),)
-        by_item[item_id] = ItemMatch(item_id, int(str(row["revision"])), str(row["status"]), schemes)
+        matched[row.item_id] = (*matched.get(row.item_id, ()), row.scheme)
+    # The items' current revision and status come from their owner (facts: resolver.catalog_item).
+    versions = facts.item_versions(conn, tenant_id, list(matched))
+    by_item = {
+        item_id: ItemMatch(item_id, versions[item_id].revision, versions[item_id].status, schemes)
+        for item_id, schemes in matched.items()
+    }
     if len(by_item) > 1:
         raise AmbiguousIdentity(tuple(by_item.values()))
     return next(iter(by_item.values()), None)
@@ -122,26 +109,15 @@ def insert_identifiers(
         )
 
 
-@dataclass(frozen=True, slots=True)
-class ItemSummary:
-    item_id: str
-    title: str | None
-    brand: str
-
-
-def active_items_by_brand(
-    conn: Connection, tenant_id: str, catalog_id: str, brand_keys: list[str], *, limit: int
-) -> list[ItemSummary]:
-    """Active items (INV-07) whose brand, lower-cased with runs of non-word characters as one space, is one of
-    ``brand_keys``; at most ``limit``, by item id. Review-case candidates are ranked from these."""
-    rows = conn.execute(
-        """SELECT item_id, title, brand FROM resolver.catalog_item
-           WHERE tenant_id = %s AND catalog_id = %s AND status = 'active'
-             AND lower(trim(regexp_replace(brand, '\\W+', ' ', 'g'))) = ANY(%s)
-           ORDER BY item_id LIMIT %s""",
-        (tenant_id, catalog_id, brand_keys, limit),
-    ).fetchall()
-    return [
-        ItemSummary(str(r["item_id"]), None if r["title"] is None else str(r["title"]), str(r["brand"]))
-        for r in rows
-    ]
+__all__ = [
+    "BRAND_MPN",
+    "GTIN",
+    "AmbiguousIdentity",
+    "IdentifierKey",
+    "ItemMatch",
+    "brand_mpn_key",
+    "ensure_identifiers_free",
+    "find_item_by_identifiers",
+    "gtin_key",
+    "identifier_keys",
+]

@@ -63,16 +63,6 @@ def release_id_for(catalog_id: str) -> str:
     return f"rel_{catalog_id}"
 
 
-def release_policy(conn: Connection, tenant_id: str, catalog_id: str) -> str:
-    row = conn.execute(
-        "SELECT release_policy FROM resolver.catalog WHERE tenant_id = %s AND catalog_id = %s",
-        (tenant_id, catalog_id),
-    ).fetchone()
-    if row is None:
-        raise LookupError(f"no catalog {catalog_id}")
-    return str(row["release_policy"])
-
-
 def unreleased(
     conn: Connection,
     tenant_id: str,

@@ -24,6 +24,9 @@ from typing import Any
 from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Connection, Database
 from prw_platform.plugins.types import AttributeDefinition
+
+# catalogs owns resolver.catalog and resolver.source; imported as a module: it imports this package in turn.
+from prw_platform.resolver import catalogs
 from prw_platform.resolver.decisions import cases, facts, identity, invariants, releases
 from prw_platform.resolver.decisions.commands import (
     Command,
@@ -264,7 +267,7 @@ def _plan_case_decision(
 
 
 def _observe(conn: Connection, stream: StreamRef, obs: ListingObservation) -> _Plan:
-    catalog = facts.source_catalog(conn, stream.tenant_id, obs.source_id)
+    catalog = catalogs.source_catalog(conn, stream.tenant_id, obs.source_id)
     if catalog != stream.catalog_id:
         raise SourceNotInCatalog(f"source {obs.source_id} is not a source of catalog {stream.catalog_id}")
     current = facts.find_listing(conn, stream.tenant_id, obs.source_id, obs.natural_key)
@@ -302,7 +305,7 @@ def _map(conn: Connection, tenant: str, plan: _Plan, item_id: str, decision_id: 
 
 def _release(conn: Connection, stream: StreamRef, plan: _Plan) -> releases.Release | None:
     """docs/events.md: an automatic catalog publishes, in the decision's transaction, what the decision changed."""
-    if releases.release_policy(conn, stream.tenant_id, stream.catalog_id) != releases.AUTOMATIC:
+    if catalogs.release_policy(conn, stream.tenant_id, stream.catalog_id) != releases.AUTOMATIC:
         return None
     mapping = plan.current_mapping
     if mapping is None or plan.target is None or plan.listing is None:

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from psycopg.rows import class_row
+
 from prw_platform.db.database import Connection
 from prw_platform.storage.errors import ImmutableMetadataConflict
 
@@ -53,6 +55,19 @@ def find_artifacts(conn: Connection, tenant_id: str, digests: Sequence[str]) -> 
         (tenant_id, list(digests)),
     ).fetchall()
     return {str(row["sha256"]): _artifact(row) for row in rows}
+
+
+def artifacts_by_id(
+    conn: Connection, tenant_id: str, artifact_ids: Sequence[str]
+) -> dict[str, StoredArtifact]:
+    """The stored artifacts of the transaction's tenant by id (another tenant's are invisible: RLS, INV-06)."""
+    with conn.cursor(row_factory=class_row(StoredArtifact)) as cur:
+        rows = cur.execute(
+            """SELECT artifact_id, sha256, size_bytes AS size, media_type, ref FROM resolver.artifact
+               WHERE tenant_id = %s AND artifact_id = ANY(%s)""",
+            (tenant_id, list(artifact_ids)),
+        ).fetchall()
+    return {artifact.artifact_id: artifact for artifact in rows}
 
 
 def record_artifact(

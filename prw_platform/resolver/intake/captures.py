@@ -14,6 +14,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from prw_platform.auth.principal import CollectorPrincipal
@@ -55,6 +56,78 @@ class SubmittedCapture:
     replayed: bool
     #: Whether this call sent the job; None on a replay. False leaves it to the sweeper.
     enqueued: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureRecord:
+    """A committed capture as the resolution consumer re-reads it (if_resolution_job: "The consumer re-reads the
+    capture row"; "tenant_id and catalog_id are copied from the committed capture row, never from collector
+    input"). Immutable once stored (INV-05)."""
+
+    tenant_id: str
+    capture_id: str
+    catalog_id: str
+    source_id: str
+    native_record_id: str | None
+    url: str | None
+    observed_at: datetime
+    #: The collector's non-binding adapter preference (a name or a pin), from the stored capture body.
+    adapter_hint: str | None
+    #: In the collector's order (``capture_artifact.ordinal``): the sha256, size and media type its stored
+    #: bytes are checked against (if_object_storage).
+    artifacts: tuple[StoredArtifact, ...]
+
+    @property
+    def media_type(self) -> str:
+        """What an adapter's ``supports`` sees: the media type of the capture's first artifact."""
+        return self.artifacts[0].media_type if self.artifacts else "application/octet-stream"
+
+
+@dataclass(frozen=True, slots=True)
+class _CaptureRow:
+    tenant_id: str
+    capture_id: str
+    catalog_id: str
+    source_id: str
+    native_record_id: str | None
+    url: str | None
+    observed_at: datetime
+    adapter_hint: str | None
+
+
+def load_capture(conn: Connection, tenant_id: str, capture_id: str) -> CaptureRecord | None:
+    """The capture in the transaction's tenant, or None (absent, or another tenant's: row-level security hides
+    it, which is exactly a tenant mismatch, INV-06)."""
+    with conn.cursor(row_factory=class_row(_CaptureRow)) as cur:
+        row = cur.execute(
+            """SELECT tenant_id, capture_id, catalog_id, source_id, native_record_id, url, observed_at,
+                      nullif(CASE WHEN jsonb_typeof(body -> 'adapter_hint') = 'string'
+                                  THEN body ->> 'adapter_hint' END, '') AS adapter_hint
+               FROM resolver.capture WHERE tenant_id = %s AND capture_id = %s""",
+            (tenant_id, capture_id),
+        ).fetchone()
+    if row is None:
+        return None
+    ordered = [
+        str(r["artifact_id"])
+        for r in conn.execute(
+            """SELECT artifact_id FROM resolver.capture_artifact WHERE tenant_id = %s AND capture_id = %s
+               ORDER BY ordinal""",
+            (tenant_id, capture_id),
+        ).fetchall()
+    ]
+    stored = artifacts.artifacts_by_id(conn, tenant_id, ordered)
+    return CaptureRecord(
+        tenant_id=row.tenant_id,
+        capture_id=row.capture_id,
+        catalog_id=row.catalog_id,
+        source_id=row.source_id,
+        native_record_id=row.native_record_id,
+        url=row.url,
+        observed_at=row.observed_at,
+        adapter_hint=row.adapter_hint,
+        artifacts=tuple(stored[a] for a in ordered),
+    )
 
 
 def submit_capture(

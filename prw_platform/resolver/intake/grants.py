@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from prw_platform.auth.principal import CollectorPrincipal
 from prw_platform.db.database import Connection
+from prw_platform.resolver import catalogs
 from prw_platform.resolver.intake.errors import AttributionDenied, SourceScopeDenied, TenantScopeDenied
 from prw_platform.resolver.intake.requests import AttributedRequest
 
@@ -36,11 +37,7 @@ def check_upload_source(conn: Connection, principal: CollectorPrincipal, source_
         )
     if source_id in principal.sources:
         return
-    in_tenant = conn.execute(
-        "SELECT 1 FROM resolver.source WHERE tenant_id = %s AND source_id = %s",
-        (principal.tenant_id, source_id),
-    ).fetchone()
-    if in_tenant is not None:
+    if catalogs.source_catalog(conn, principal.tenant_id, source_id) is not None:
         raise SourceScopeDenied(f"source {source_id} is not granted to this collector")
     raise TenantScopeDenied(f"source {source_id} is not a source of the authenticated tenant")
 

@@ -59,6 +59,36 @@ def insert_job(conn: Connection, job: ResolutionJob) -> None:
     )
 
 
+def record_completed(conn: Connection, job: ResolutionJob, now: datetime) -> None:
+    """The job row says completed. Intake wrote it with the capture; a job sent by anyone else (a replay) gets
+    its row here, so every processed job can be found in ``resolver.resolution_job``."""
+    conn.execute(
+        """INSERT INTO resolver.resolution_job
+               (tenant_id, job_id, capture_id, stage, attempt_group, status, message, completed_at)
+           VALUES (%s, %s, %s, %s, %s, 'completed', %s, %s)
+           ON CONFLICT (tenant_id, job_id) DO UPDATE SET status = 'completed', completed_at = excluded.completed_at""",
+        (
+            job.tenant_id,
+            job.job_id,
+            job.capture_id,
+            job.stage,
+            job.attempt_group,
+            Jsonb(job.to_message()),
+            now,
+        ),
+    )
+
+
+def mark_dead_lettered(conn: Connection, tenant_id: str, job_id: str) -> None:
+    """A terminal failure of a job whose capture is in the tenant: the operator sees it next to the DLQ entry.
+    A completed job is never marked (a late duplicate cannot undo it)."""
+    conn.execute(
+        """UPDATE resolver.resolution_job SET status = 'dead_lettered'
+           WHERE tenant_id = %s AND job_id = %s AND status <> 'completed'""",
+        (tenant_id, job_id),
+    )
+
+
 def enqueue_after_commit(db: Database, enqueuer: JobEnqueuer, job: ResolutionJob, now: datetime) -> bool:
     """Send a committed job and mark it enqueued; False (and the row left pending) when the send failed."""
     try:

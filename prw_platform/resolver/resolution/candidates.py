@@ -17,7 +17,7 @@ import re
 
 from prw_platform.db.database import Connection
 from prw_platform.resolver.decisions import Candidate
-from prw_platform.resolver.decisions.identity import active_items_by_brand
+from prw_platform.resolver.decisions.facts import active_items_by_brand
 
 MAX_CANDIDATES = 5
 #: Items read per brand before ranking: enough for a reviewer, bounded for a large catalog.

@@ -28,7 +28,8 @@ from prw_platform.contracts import ResolutionJob, SchemaViolation
 from prw_platform.db.database import Connection
 from prw_platform.resolver.decisions import DecisionResult, apply_decision, find_decision_by_key
 from prw_platform.resolver.decisions.stream import lock_cursor
-from prw_platform.resolver.resolution.capture import CaptureRecord, load_capture
+from prw_platform.resolver.intake import jobs
+from prw_platform.resolver.intake.captures import CaptureRecord, load_capture
 from prw_platform.resolver.resolution.evidence import read_evidence
 from prw_platform.resolver.resolution.extraction import extract
 from prw_platform.resolver.resolution.identity import idempotency_key, resolve_identity
@@ -47,9 +48,7 @@ from prw_platform.resolver.resolution.results import (
     JobResults,
     claim_inbox,
     committed_outcome,
-    complete_job,
     insert_results,
-    mark_dead_lettered,
     settle_inbox,
 )
 from prw_platform.resolver.resolution.services import ResolutionServices
@@ -137,7 +136,7 @@ def _resolve(services: ResolutionServices, job: ResolutionJob, capture: CaptureR
         if decided is not None:
             # Decided by an earlier handling whose inbox row retention has since pruned: its results are stored
             # too. Re-deciding now could build another command for the same key (the catalog has changed).
-            complete_job(conn, job, now)
+            jobs.record_completed(conn, job, now)
             settle_inbox(conn, job.tenant_id, services.consumer, job.job_id, _status(decided.action))
             return _outcome(IGNORED_DUPLICATE, job.job_id, decided.result(replayed=True), None)
         identity = resolve_identity(conn, stream, job.job_id, capture, extraction, normalization)
@@ -150,7 +149,7 @@ def _resolve(services: ResolutionServices, job: ResolutionJob, capture: CaptureR
         )
         results = JobResults(job, capture.catalog_id, extraction, normalization, identity.summary)
         status = _status(decision.action)
-        complete_job(conn, job, now)
+        jobs.record_completed(conn, job, now)
         insert_results(conn, results, decision, now)
         settle_inbox(conn, job.tenant_id, services.consumer, job.job_id, status)
         return _outcome(status, job.job_id, decision, results.stage_outcome)
@@ -202,7 +201,7 @@ def _failed(
     elif outcome.disposition == "dead_letter" and capture_in_tenant:
         try:
             services.resolver_db.run(
-                lambda conn: mark_dead_lettered(conn, job.tenant_id, job.job_id), tenant_id=job.tenant_id
+                lambda conn: jobs.mark_dead_lettered(conn, job.tenant_id, job.job_id), tenant_id=job.tenant_id
             )
         except Exception as marking:
             # The job row keeps its status; the message is retried and dead-lettered again next time.

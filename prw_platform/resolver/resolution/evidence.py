@@ -10,7 +10,7 @@ terminal error (DLQ): the evidence is not what was captured, and a retry reads t
 from __future__ import annotations
 
 from prw_platform.plugins import Artifact
-from prw_platform.resolver.resolution.capture import CaptureRecord
+from prw_platform.resolver.intake.captures import CaptureRecord
 from prw_platform.resolver.resolution.outcomes import (
     CAPTURE_WITHOUT_ARTIFACTS,
     DIGEST_MISMATCH,

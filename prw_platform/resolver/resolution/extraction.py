@@ -35,7 +35,7 @@ from prw_platform.plugins import (
     UnknownAdapterVersion,
     is_adapter_pin,
 )
-from prw_platform.resolver.resolution.capture import CaptureRecord
+from prw_platform.resolver.intake.captures import CaptureRecord
 from prw_platform.resolver.resolution.documents import clean_claim_value, clean_text
 
 log = logging.getLogger(__name__)

@@ -36,8 +36,8 @@ from prw_platform.resolver.decisions import (
     StreamRef,
     find_item_by_identifiers,
 )
+from prw_platform.resolver.intake.captures import CaptureRecord
 from prw_platform.resolver.resolution.candidates import rank_candidates
-from prw_platform.resolver.resolution.capture import CaptureRecord
 from prw_platform.resolver.resolution.documents import (
     attribute_documents,
     claim_documents,

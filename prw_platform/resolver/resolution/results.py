@@ -1,7 +1,8 @@
-"""The consumer's own rows: its inbox entries, the job's status and the results of migration 0006.
+"""The consumer's own rows: its inbox entries and the results of migration 0006 (the job's status belongs to
+intake's ``jobs`` module, the owner of ``resolver.resolution_job``).
 
 Everything here runs inside the consumer's one write transaction (if_resolution_job: "The consumer writes job_id
-to its inbox table in the same transaction as its results"), except ``mark_dead_lettered``.
+to its inbox table in the same transaction as its results").
 """
 
 from __future__ import annotations
@@ -54,36 +55,6 @@ def settle_inbox(conn: Connection, tenant_id: str, consumer: str, job_id: str, o
         """UPDATE resolver.consumer_inbox SET outcome = %s
            WHERE tenant_id = %s AND consumer = %s AND message_id = %s""",
         (outcome, tenant_id, consumer, job_id),
-    )
-
-
-def complete_job(conn: Connection, job: ResolutionJob, now: datetime) -> None:
-    """The job row says completed. Intake wrote it with the capture; a job sent by anyone else (a replay) gets
-    its row here, so every processed job can be found in ``resolver.resolution_job``."""
-    conn.execute(
-        """INSERT INTO resolver.resolution_job
-               (tenant_id, job_id, capture_id, stage, attempt_group, status, message, completed_at)
-           VALUES (%s, %s, %s, %s, %s, 'completed', %s, %s)
-           ON CONFLICT (tenant_id, job_id) DO UPDATE SET status = 'completed', completed_at = excluded.completed_at""",
-        (
-            job.tenant_id,
-            job.job_id,
-            job.capture_id,
-            job.stage,
-            job.attempt_group,
-            Jsonb(job.to_message()),
-            now,
-        ),
-    )
-
-
-def mark_dead_lettered(conn: Connection, tenant_id: str, job_id: str) -> None:
-    """A terminal failure of a job whose capture is in the tenant: the operator sees it next to the DLQ entry.
-    A completed job is never marked (a late duplicate cannot undo it)."""
-    conn.execute(
-        """UPDATE resolver.resolution_job SET status = 'dead_lettered'
-           WHERE tenant_id = %s AND job_id = %s AND status <> 'completed'""",
-        (tenant_id, job_id),
     )
 
 
