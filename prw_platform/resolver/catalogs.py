@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from psycopg.rows import scalar_row
+
 from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Connection, Database
 from prw_platform.epochs import current_epoch, ensure_epoch
@@ -116,32 +118,34 @@ def set_release_policy(resolver: Database, tenant_id: str, catalog_id: str, poli
 
 def source_catalog(conn: Connection, tenant_id: str, source_id: str) -> str | None:
     """The catalog a source of the tenant belongs to, or None when the tenant has no such source."""
-    row = conn.execute(
-        "SELECT catalog_id FROM resolver.source WHERE tenant_id = %s AND source_id = %s",
-        (tenant_id, source_id),
-    ).fetchone()
-    return None if row is None else str(row["catalog_id"])
+    with conn.cursor(row_factory=scalar_row) as cur:
+        catalog_id: str | None = cur.execute(
+            "SELECT catalog_id FROM resolver.source WHERE tenant_id = %s AND source_id = %s",
+            (tenant_id, source_id),
+        ).fetchone()
+    return catalog_id
 
 
 def sources_in_catalog(
     conn: Connection, tenant_id: str, catalog_id: str, source_ids: Sequence[str]
 ) -> set[str]:
     """Which of ``source_ids`` are sources of the catalog."""
-    rows = conn.execute(
-        "SELECT source_id FROM resolver.source WHERE tenant_id = %s AND catalog_id = %s AND source_id = ANY(%s)",
-        (tenant_id, catalog_id, list(source_ids)),
-    ).fetchall()
-    return {str(row["source_id"]) for row in rows}
+    with conn.cursor(row_factory=scalar_row) as cur:
+        found: list[str] = cur.execute(
+            "SELECT source_id FROM resolver.source WHERE tenant_id = %s AND catalog_id = %s AND source_id = ANY(%s)",
+            (tenant_id, catalog_id, list(source_ids)),
+        ).fetchall()
+    return set(found)
 
 
 def release_policy(conn: Connection, tenant_id: str, catalog_id: str) -> ReleasePolicy:
-    row = conn.execute(
-        "SELECT release_policy FROM resolver.catalog WHERE tenant_id = %s AND catalog_id = %s",
-        (tenant_id, catalog_id),
-    ).fetchone()
-    if row is None:
+    with conn.cursor(row_factory=scalar_row) as cur:
+        policy: str | None = cur.execute(
+            "SELECT release_policy FROM resolver.catalog WHERE tenant_id = %s AND catalog_id = %s",
+            (tenant_id, catalog_id),
+        ).fetchone()
+    if policy is None:
         raise LookupError(f"no catalog {catalog_id}")
-    policy = str(row["release_policy"])
     if policy not in ("automatic", "manual"):
         raise ValueError(f"catalog {catalog_id} has an unknown release policy {policy!r}")
     return "automatic" if policy == "automatic" else "manual"

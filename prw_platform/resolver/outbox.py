@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from psycopg.rows import class_row
+from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from prw_platform.contracts import AcceptedChange
@@ -93,7 +93,8 @@ def mark_published(conn: Connection, rows: Sequence[OutboxRow], published_at: da
 def has_unpublished(conn: Connection) -> bool:
     """The relay's cheap work probe: one probe of the partial index on unpublished rows (``outbox_relay_order``,
     ``WHERE published_at IS NULL``), never a count over the streams."""
-    row = conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM resolver.outbox WHERE published_at IS NULL) AS pending"
-    ).fetchone()
-    return bool(row and row["pending"])
+    with conn.cursor(row_factory=scalar_row) as cur:
+        pending = cur.execute(
+            "SELECT EXISTS (SELECT 1 FROM resolver.outbox WHERE published_at IS NULL)"
+        ).fetchone()
+    return bool(pending)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from prw_platform.db.database import Connection
@@ -68,30 +69,24 @@ def open_case(
 def take_case_revision(conn: Connection, tenant_id: str, case_id: str, expected_revision: int) -> ReviewCase:
     """INV-04 (AW-01 "Check case revision"): ``UPDATE review_case SET revision = revision + 1 WHERE id AND
     revision = expected``. No row updated means another decision got there first: STALE_CASE_REVISION."""
-    row = conn.execute(
-        """UPDATE resolver.review_case SET revision = revision + 1
-           WHERE tenant_id = %s AND case_id = %s AND revision = %s
-           RETURNING *""",
-        (tenant_id, case_id, expected_revision),
-    ).fetchone()
-    if row is None:
-        current = conn.execute(
-            "SELECT revision FROM resolver.review_case WHERE tenant_id = %s AND case_id = %s",
-            (tenant_id, case_id),
+    with conn.cursor(row_factory=class_row(ReviewCase)) as cur:
+        case = cur.execute(
+            """UPDATE resolver.review_case SET revision = revision + 1
+               WHERE tenant_id = %s AND case_id = %s AND revision = %s
+               RETURNING case_id, catalog_id, kind, status, revision, capture_id, listing_id, opened_by""",
+            (tenant_id, case_id, expected_revision),
         ).fetchone()
-        if current is None:
-            raise CaseNotFound(f"no review case {case_id}")
-        raise StaleCaseRevision(case_id, expected_revision, int(str(current["revision"])))
-    return ReviewCase(
-        case_id=str(row["case_id"]),
-        catalog_id=str(row["catalog_id"]),
-        kind=str(row["kind"]),
-        status=str(row["status"]),
-        revision=int(str(row["revision"])),
-        capture_id=str(row["capture_id"]),
-        listing_id=str(row["listing_id"]),
-        opened_by=str(row["opened_by"]),
-    )
+    if case is not None:
+        return case
+    current = conn.execute(
+        "SELECT revision FROM resolver.review_case WHERE tenant_id = %s AND case_id = %s",
+        (tenant_id, case_id),
+    ).fetchone()
+    if current is None:
+        raise CaseNotFound(f"no review case {case_id}")
+    revision = current["revision"]
+    assert isinstance(revision, int)
+    raise StaleCaseRevision(case_id, expected_revision, revision)
 
 
 def set_case_status(conn: Connection, tenant_id: str, case_id: str, status: str, now: datetime) -> None:

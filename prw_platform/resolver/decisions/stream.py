@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from psycopg.rows import class_row
+
 from prw_platform.contracts import AcceptedChange
 from prw_platform.db.database import Connection
 from prw_platform.resolver import outbox
@@ -23,6 +25,12 @@ from prw_platform.resolver.decisions.errors import HistoryEpochFenced, StreamNot
 class LockedCursor:
     stream: StreamRef
     committed_position: int
+
+
+@dataclass(frozen=True, slots=True)
+class _CursorRow:
+    committed_position: int
+    fenced_at: datetime | None
 
 
 def open_cursor(conn: Connection, stream: StreamRef, now: datetime) -> bool:
@@ -44,17 +52,18 @@ def open_cursor(conn: Connection, stream: StreamRef, now: datetime) -> bool:
 def lock_cursor(conn: Connection, stream: StreamRef) -> LockedCursor:
     """AW-01: lock the cursor row BEFORE changing exported state. A second writer of the stream waits here until
     this transaction ends, so commits of one stream happen in position order."""
-    row = conn.execute(
-        """SELECT committed_position, fenced_at FROM resolver.stream_cursor
-           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s
-           FOR UPDATE""",
-        (stream.tenant_id, stream.catalog_id, stream.history_epoch),
-    ).fetchone()
+    with conn.cursor(row_factory=class_row(_CursorRow)) as cur:
+        row = cur.execute(
+            """SELECT committed_position, fenced_at FROM resolver.stream_cursor
+               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s
+               FOR UPDATE""",
+            (stream.tenant_id, stream.catalog_id, stream.history_epoch),
+        ).fetchone()
     if row is None:
         raise StreamNotOpen(f"no stream cursor for {stream}")
-    if row["fenced_at"] is not None:
+    if row.fenced_at is not None:
         raise HistoryEpochFenced(f"history epoch {stream.history_epoch} of {stream.catalog_id} is superseded")
-    return LockedCursor(stream, int(str(row["committed_position"])))
+    return LockedCursor(stream, row.committed_position)
 
 
 def append_events(conn: Connection, cursor: LockedCursor, events: Sequence[AcceptedChange]) -> LockedCursor:

@@ -49,12 +49,13 @@ def new_artifact_id() -> str:
 
 
 def find_artifacts(conn: Connection, tenant_id: str, digests: Sequence[str]) -> dict[str, StoredArtifact]:
-    rows = conn.execute(
-        """SELECT artifact_id, sha256, size_bytes, media_type, ref FROM resolver.artifact
-           WHERE tenant_id = %s AND sha256 = ANY(%s)""",
-        (tenant_id, list(digests)),
-    ).fetchall()
-    return {str(row["sha256"]): _artifact(row) for row in rows}
+    with conn.cursor(row_factory=class_row(StoredArtifact)) as cur:
+        rows = cur.execute(
+            """SELECT artifact_id, sha256, size_bytes AS size, media_type, ref FROM resolver.artifact
+               WHERE tenant_id = %s AND sha256 = ANY(%s)""",
+            (tenant_id, list(digests)),
+        ).fetchall()
+    return {artifact.sha256: artifact for artifact in rows}
 
 
 def artifacts_by_id(
@@ -123,14 +124,16 @@ def reusable_upload(
     media_type: str,
 ) -> Upload | None:
     """The caller's own pending upload of the same declaration, locked so that its expiry can be extended."""
-    row = conn.execute(
-        """SELECT * FROM resolver.artifact_upload
-           WHERE tenant_id = %s AND sha256 = %s AND instance_id = %s AND status = 'pending'
-             AND source_id = %s AND size_bytes = %s AND media_type = %s
-           ORDER BY created_at DESC LIMIT 1 FOR UPDATE""",
-        (tenant_id, sha256, instance_id, source_id, size, media_type),
-    ).fetchone()
-    return _upload(row) if row else None
+    with conn.cursor(row_factory=class_row(Upload)) as cur:
+        return cur.execute(
+            """SELECT tenant_id, upload_id, sha256, size_bytes AS size, media_type, source_id, worker_id,
+                      instance_id, status, expires_at
+               FROM resolver.artifact_upload
+               WHERE tenant_id = %s AND sha256 = %s AND instance_id = %s AND status = 'pending'
+                 AND source_id = %s AND size_bytes = %s AND media_type = %s
+               ORDER BY created_at DESC LIMIT 1 FOR UPDATE""",
+            (tenant_id, sha256, instance_id, source_id, size, media_type),
+        ).fetchone()
 
 
 def extend_upload(conn: Connection, tenant_id: str, upload_id: str, expires_at: datetime) -> None:
@@ -142,21 +145,25 @@ def extend_upload(conn: Connection, tenant_id: str, upload_id: str, expires_at: 
 
 
 def load_upload(conn: Connection, tenant_id: str, upload_id: str) -> Upload | None:
-    row = conn.execute(
-        "SELECT * FROM resolver.artifact_upload WHERE tenant_id = %s AND upload_id = %s",
-        (tenant_id, upload_id),
-    ).fetchone()
-    return _upload(row) if row else None
+    with conn.cursor(row_factory=class_row(Upload)) as cur:
+        return cur.execute(
+            """SELECT tenant_id, upload_id, sha256, size_bytes AS size, media_type, source_id, worker_id,
+                      instance_id, status, expires_at
+               FROM resolver.artifact_upload WHERE tenant_id = %s AND upload_id = %s""",
+            (tenant_id, upload_id),
+        ).fetchone()
 
 
 def pending_uploads(conn: Connection, tenant_id: str, digests: Sequence[str]) -> list[Upload]:
-    rows = conn.execute(
-        """SELECT DISTINCT ON (sha256) * FROM resolver.artifact_upload
-           WHERE tenant_id = %s AND sha256 = ANY(%s) AND status = 'pending'
-           ORDER BY sha256, created_at DESC""",
-        (tenant_id, list(digests)),
-    ).fetchall()
-    return [_upload(row) for row in rows]
+    with conn.cursor(row_factory=class_row(Upload)) as cur:
+        return cur.execute(
+            """SELECT DISTINCT ON (sha256) tenant_id, upload_id, sha256, size_bytes AS size, media_type, source_id,
+                      worker_id, instance_id, status, expires_at
+               FROM resolver.artifact_upload
+               WHERE tenant_id = %s AND sha256 = ANY(%s) AND status = 'pending'
+               ORDER BY sha256, created_at DESC""",
+            (tenant_id, list(digests)),
+        ).fetchall()
 
 
 def mark_uploads_stored(conn: Connection, tenant_id: str, sha256: str) -> None:
@@ -165,31 +172,4 @@ def mark_uploads_stored(conn: Connection, tenant_id: str, sha256: str) -> None:
         """UPDATE resolver.artifact_upload SET status = 'stored'
            WHERE tenant_id = %s AND sha256 = %s AND status = 'pending'""",
         (tenant_id, sha256),
-    )
-
-
-def _artifact(row: dict[str, object]) -> StoredArtifact:
-    return StoredArtifact(
-        artifact_id=str(row["artifact_id"]),
-        sha256=str(row["sha256"]),
-        size=int(str(row["size_bytes"])),
-        media_type=str(row["media_type"]),
-        ref=str(row["ref"]),
-    )
-
-
-def _upload(row: dict[str, object]) -> Upload:
-    expires_at = row["expires_at"]
-    assert isinstance(expires_at, datetime)
-    return Upload(
-        tenant_id=str(row["tenant_id"]),
-        upload_id=str(row["upload_id"]),
-        sha256=str(row["sha256"]),
-        size=int(str(row["size_bytes"])),
-        media_type=str(row["media_type"]),
-        source_id=str(row["source_id"]),
-        worker_id=str(row["worker_id"]),
-        instance_id=str(row["instance_id"]),
-        status=str(row["status"]),
-        expires_at=expires_at,
     )

@@ -14,7 +14,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
-from psycopg.rows import class_row
+from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from prw_platform.auth.principal import CollectorPrincipal
@@ -108,14 +108,12 @@ def load_capture(conn: Connection, tenant_id: str, capture_id: str) -> CaptureRe
         ).fetchone()
     if row is None:
         return None
-    ordered = [
-        str(r["artifact_id"])
-        for r in conn.execute(
+    with conn.cursor(row_factory=scalar_row) as cur:
+        ordered: list[str] = cur.execute(
             """SELECT artifact_id FROM resolver.capture_artifact WHERE tenant_id = %s AND capture_id = %s
                ORDER BY ordinal""",
             (tenant_id, capture_id),
         ).fetchall()
-    ]
     stored = artifacts.artifacts_by_id(conn, tenant_id, ordered)
     return CaptureRecord(
         tenant_id=row.tenant_id,

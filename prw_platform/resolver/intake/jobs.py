@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from psycopg.rows import scalar_row
 from psycopg.types.json import Jsonb
 
 from prw_platform.contracts import ResolutionJob, SchemaViolation
@@ -166,11 +167,12 @@ class PendingJobSweeper:
         """A job pending longer than ``older_than`` exists (partial index on pending jobs)."""
 
         def probe(conn: Connection) -> bool:
-            row = conn.execute(
-                """SELECT EXISTS (SELECT 1 FROM resolver.resolution_job
-                                   WHERE status = 'pending' AND created_at <= now() - %s) AS due""",
-                (self.older_than,),
-            ).fetchone()
-            return bool(row and row["due"])
+            with conn.cursor(row_factory=scalar_row) as cur:
+                due = cur.execute(
+                    """SELECT EXISTS (SELECT 1 FROM resolver.resolution_job
+                                       WHERE status = 'pending' AND created_at <= now() - %s)""",
+                    (self.older_than,),
+                ).fetchone()
+            return bool(due)
 
         return self._db.run(probe, read_only=True)

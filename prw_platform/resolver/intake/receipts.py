@@ -11,6 +11,8 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
+from psycopg.rows import class_row
+
 from prw_platform.auth.principal import CollectorPrincipal
 from prw_platform.auth.scopes import RECEIPTS_READ
 from prw_platform.db.database import Connection
@@ -25,6 +27,20 @@ class Receipt:
     status: str
     received_at: datetime
     instance_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class _StoredReceipt:
+    tenant_id: str
+    receipt_id: str
+    capture_id: str
+    status: str
+    received_at: datetime
+    instance_id: str
+    request_sha256: str
+
+    def receipt(self) -> Receipt:
+        return Receipt(self.receipt_id, self.capture_id, self.status, self.received_at, self.instance_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,33 +89,23 @@ def insert_receipt(
 
 
 def receipt_by_key(conn: Connection, tenant_id: str, idempotency_key: str) -> KeyedReceipt | None:
-    row = conn.execute(
-        """SELECT receipt_id, capture_id, status, received_at, instance_id, request_sha256 FROM resolver.receipt
-           WHERE tenant_id = %s AND idempotency_key = %s""",
-        (tenant_id, idempotency_key),
-    ).fetchone()
-    return KeyedReceipt(_receipt(row), str(row["request_sha256"])) if row else None
+    with conn.cursor(row_factory=class_row(_StoredReceipt)) as cur:
+        row = cur.execute(
+            """SELECT tenant_id, receipt_id, capture_id, status, received_at, instance_id, request_sha256
+               FROM resolver.receipt WHERE tenant_id = %s AND idempotency_key = %s""",
+            (tenant_id, idempotency_key),
+        ).fetchone()
+    return KeyedReceipt(row.receipt(), row.request_sha256) if row else None
 
 
 def _by_id(conn: Connection, receipt_id: str) -> tuple[str, Receipt] | None:
     # Migration 0005's receipt_by_id policy: this transaction may see the one receipt it names, in any tenant,
     # only so that another tenant's id is told apart from an unknown one. Nothing of that row is returned.
     conn.execute("SELECT set_config('app.receipt_id', %s, true)", (receipt_id,))
-    row = conn.execute(
-        """SELECT tenant_id, receipt_id, capture_id, status, received_at, instance_id FROM resolver.receipt
-           WHERE receipt_id = %s""",
-        (receipt_id,),
-    ).fetchone()
-    return (str(row["tenant_id"]), _receipt(row)) if row else None
-
-
-def _receipt(row: dict[str, object]) -> Receipt:
-    received_at = row["received_at"]
-    assert isinstance(received_at, datetime)
-    return Receipt(
-        receipt_id=str(row["receipt_id"]),
-        capture_id=str(row["capture_id"]),
-        status=str(row["status"]),
-        received_at=received_at,
-        instance_id=str(row["instance_id"]),
-    )
+    with conn.cursor(row_factory=class_row(_StoredReceipt)) as cur:
+        row = cur.execute(
+            """SELECT tenant_id, receipt_id, capture_id, status, received_at, instance_id, request_sha256
+               FROM resolver.receipt WHERE receipt_id = %s""",
+            (receipt_id,),
+        ).fetchone()
+    return (row.tenant_id, row.receipt()) if row else None

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from prw_platform.contracts import ResolutionJob
@@ -122,24 +123,32 @@ def insert_results(conn: Connection, results: JobResults, decision: DecisionResu
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _Committed:
+    outcome: str
+    stage_outcome: str | None
+    decision_id: str | None
+
+
 def committed_outcome(conn: Connection, tenant_id: str, consumer: str, job_id: str) -> Outcome | None:
     """What an earlier, committed handling of this job came to; None when the job was never completed.
     Used for a duplicate delivery and, after an ambiguous COMMIT, to learn whether it committed (if_db)."""
-    row = conn.execute(
-        """SELECT i.outcome, r.stage_outcome, r.decision_id
-           FROM resolver.consumer_inbox i
-           LEFT JOIN resolver.resolution_result r
-                  ON r.tenant_id = i.tenant_id AND r.job_id = i.message_id
-           WHERE i.tenant_id = %s AND i.consumer = %s AND i.message_id = %s""",
-        (tenant_id, consumer, job_id),
-    ).fetchone()
+    with conn.cursor(row_factory=class_row(_Committed)) as cur:
+        row = cur.execute(
+            """SELECT i.outcome, r.stage_outcome, r.decision_id
+               FROM resolver.consumer_inbox i
+               LEFT JOIN resolver.resolution_result r
+                      ON r.tenant_id = i.tenant_id AND r.job_id = i.message_id
+               WHERE i.tenant_id = %s AND i.consumer = %s AND i.message_id = %s""",
+            (tenant_id, consumer, job_id),
+        ).fetchone()
     if row is None:
         return None
-    decision = get_decision(conn, tenant_id, str(row["decision_id"])) if row["decision_id"] else None
+    decision = get_decision(conn, tenant_id, row.decision_id) if row.decision_id else None
     return Outcome(
-        status=str(row["outcome"]),
+        status=row.outcome,
         job_id=job_id,
-        stage_outcome=None if row["stage_outcome"] is None else str(row["stage_outcome"]),
+        stage_outcome=row.stage_outcome,
         decision=decision.action if decision else None,
         decision_id=decision.decision_id if decision else None,
         item_id=decision.item_id if decision else None,
