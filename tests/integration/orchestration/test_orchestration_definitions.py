@@ -13,7 +13,7 @@ import dagster as dg
 import pytest
 
 from prw_orchestration.definitions import build_definitions, defs
-from prw_orchestration.defs.pipeline import resolution_jobs_sensor
+from prw_orchestration.defs.pipeline import SENSOR_OF, STAGES, dagster_names, resolution_jobs_sensor
 from prw_orchestration.resources import PlatformResource
 from prw_platform.contracts import ResolutionJob
 from prw_platform.db.database import Database
@@ -81,14 +81,16 @@ def instance() -> Iterator[dg.DagsterInstance]:
         yield test_instance
 
 
-def _tick(instance: dg.DagsterInstance, resource: PlatformResource, cursor: str | None = None) -> object:
+def _tick(
+    instance: dg.DagsterInstance,
+    resource: PlatformResource,
+    cursor: str | None = None,
+    sensor: dg.SensorDefinition = resolution_jobs_sensor,
+) -> object:
     with dg.build_sensor_context(
-        instance=instance,
-        cursor=cursor,
-        sensor_name=resolution_jobs_sensor.name,
-        resources={"platform": resource},
+        instance=instance, cursor=cursor, sensor_name=sensor.name, resources={"platform": resource}
     ) as context:
-        return resolution_jobs_sensor(context)
+        return sensor(context)
 
 
 def _enqueue_a_job(resolver_db: Database) -> None:
@@ -177,3 +179,44 @@ def test_inv03_check_fails_on_a_gap_in_committed_positions(
     with dg.build_resources({"platform": platform_resource}) as resources:
         result = inv03_contiguous_positions(platform=resources.platform)
     assert result.passed is passed
+
+
+def test_every_registered_stage_is_a_dagster_job_driven_by_a_sensor_or_a_schedule() -> None:
+    repository = defs.get_repository_def()
+    jobs = {job.name for job in repository.get_all_jobs()}
+    sensors = {s.name: s.job_name for s in repository.sensor_defs}
+    schedules = {s.name: s.job_name for s in repository.schedule_defs}
+    for stage in STAGES:
+        names = dagster_names(stage)
+        assert names.job in jobs
+        if stage.cron:
+            assert schedules[names.schedule] == names.job
+        else:
+            assert sensors[names.sensor] == names.job
+
+
+def test_the_relay_sensor_asks_the_relay_probe_and_its_run_relays_through_the_stage_runtime(
+    instance: dg.DagsterInstance, platform_resource: PlatformResource, owner_db: Database
+) -> None:
+    relay_sensor = SENSOR_OF["relay"]
+    _seed_stream(owner_db, [1, 2, 3], 3)  # three committed, unpublished outbox rows
+
+    first = _tick(instance, platform_resource, sensor=relay_sensor)
+    assert isinstance(first, dg.SensorResult)
+    (request,) = first.run_requests or []
+    assert request.run_key == "relay_job-batch-1"
+    assert request.tags["prw/stage"] == "relay"
+
+    run = build_definitions(platform_resource).resolve_job_def("relay_job").execute_in_process(
+        instance=instance, tags=request.tags
+    )
+    assert run.success
+    (output,) = [e for e in run.all_events if e.event_type_value == "STEP_OUTPUT"]
+    metadata = output.event_specific_data.metadata  # type: ignore[union-attr]
+    assert metadata["taken"].value == 3
+    assert metadata["outcome.published"].value == 3
+    assert metadata["drained"].value is True
+
+    after = _tick(instance, platform_resource, cursor="1", sensor=relay_sensor)
+    assert isinstance(after, dg.SkipReason)
+    assert "nothing to do" in str(after.skip_message)
