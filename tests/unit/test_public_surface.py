@@ -9,6 +9,7 @@ contract against the real import graph with one extra import an edge must not ha
 from __future__ import annotations
 
 import pkgutil
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -111,3 +112,21 @@ def test_an_edge_importing_a_core_internal_breaks_the_contract(
 def test_lint_imports_is_configured_for_every_edge_and_plugin_root() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     assert set(EDGES) <= set(config["root_packages"])
+
+
+_SQL = re.compile(
+    r"\b(SELECT\s.+\sFROM|INSERT\s+INTO|UPDATE\s+\w+(\.\w+)?\s+SET|DELETE\s+FROM)\b", re.I | re.S
+)
+
+
+def test_the_edges_hold_no_sql() -> None:
+    """ARCHITECTURE.md: "api/, orchestration/ and cli/ are edges ... No SQL there." The pattern is tried on a
+    known statement first, so this test cannot pass by matching nothing."""
+    assert _SQL.search('conn.execute("SELECT item_id FROM resolver.catalog_item")')
+    offenders = [
+        str(path.relative_to(ROOT))
+        for edge in ("api/prw_api", "cli/prw_cli", "orchestration/prw_orchestration")
+        for path in (ROOT / edge).rglob("*.py")
+        if _SQL.search(path.read_text())
+    ]
+    assert offenders == []

@@ -207,8 +207,10 @@ def test_the_relay_sensor_asks_the_relay_probe_and_its_run_relays_through_the_st
     assert request.run_key == "relay_job-batch-1"
     assert request.tags["prw/stage"] == "relay"
 
-    run = build_definitions(platform_resource).resolve_job_def("relay_job").execute_in_process(
-        instance=instance, tags=request.tags
+    run = (
+        build_definitions(platform_resource)
+        .resolve_job_def("relay_job")
+        .execute_in_process(instance=instance, tags=request.tags)
     )
     assert run.success
     (output,) = [e for e in run.all_events if e.event_type_value == "STEP_OUTPUT"]

@@ -61,7 +61,9 @@ def stage(name: str, source: Source, *, batch_size: int = 10, pipeline: bool = T
 @pytest.fixture
 def platform(tmp_path: Path) -> Iterator[Platform]:
     settings = Settings(database_url="postgresql://prw@127.0.0.1:9/never", data_dir=tmp_path)
-    with Platform(settings, DatabaseUrls("postgresql://127.0.0.1:9/never", "postgresql://127.0.0.1:9/c", False)) as p:
+    with Platform(
+        settings, DatabaseUrls("postgresql://127.0.0.1:9/never", "postgresql://127.0.0.1:9/c", False)
+    ) as p:
         p.stages = StageRegistry()  # only this test's stages
         yield p
 
@@ -141,7 +143,7 @@ def test_has_work_asks_the_stage_probe(platform: Platform) -> None:
 def test_an_unknown_stage_names_the_registered_ones(platform: Platform) -> None:
     platform.stages.register(stage("work", Source(0)))
 
-    with pytest.raises(UnknownStage, match="'ingest'.*work"):
+    with pytest.raises(UnknownStage, match=r"'ingest'.*work"):
         run_stage(platform, "ingest")
 
 
