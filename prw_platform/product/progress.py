@@ -3,7 +3,8 @@
 AW-04 "Commit contiguous progress": the position advances in the same product transaction as the projection,
 the inbox outcomes and the parking. if_accepted_change: "Durable progress advances only through every processed
 position, including safely ignored stale revisions. A DLQ entry or an ACK of a parked event does not close a
-gap." This module owns ``product.progress``.
+gap." This module owns ``product.progress``; it reads the inbox and the parked events through
+``consumer.inbox``, and the scopes through ``scopes``.
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from prw_platform.db.database import Connection, Database
-from prw_platform.product.scopes import ProjectedScope
+from psycopg.rows import class_row, scalar_row
+
+from prw_platform.db.database import REPEATABLE_READ, Connection, Database
+from prw_platform.product.consumer import inbox
+from prw_platform.product.scopes import ProjectedScope, tenant_scopes
 
 #: The live consumer's row in product.progress; a shadow catch-up (rebuild) will use its own name.
 LIVE_CONSUMER: Final = "product_live"
@@ -36,37 +40,35 @@ def lock_stream(conn: Connection, scope: ProjectedScope) -> int:
            VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING""",
         (scope.tenant_id, scope.catalog_id, scope.history_epoch, LIVE_CONSUMER),
     )
-    row = conn.execute(
-        """SELECT contiguous_position FROM product.progress
-           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND consumer = %s
-           FOR UPDATE""",
-        (scope.tenant_id, scope.catalog_id, scope.history_epoch, LIVE_CONSUMER),
-    ).fetchone()
-    assert row is not None
-    return int(str(row["contiguous_position"]))
+    position: int | None = (
+        conn.cursor(row_factory=scalar_row)
+        .execute(
+            """SELECT contiguous_position FROM product.progress
+               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND consumer = %s
+               FOR UPDATE""",
+            (scope.tenant_id, scope.catalog_id, scope.history_epoch, LIVE_CONSUMER),
+        )
+        .fetchone()
+    )
+    assert position is not None
+    return position
 
 
 def advance(conn: Connection, scope: ProjectedScope, current: int) -> int:
     """Advance through every following position the inbox records as processed; stop at the first gap.
 
-    Reads the inbox rows after ``current`` in position order, a bounded page at a time, through the (stream,
-    position) unique index (ORDER BY position + LIMIT pins that index: an equality probe inside a recursive query
-    was planned on another inbox index and read the whole stream's inbox per step, so apply slowed down as the
-    stream grew). In-order delivery reads one row; the cost is the advance, not the backlog behind a gap."""
+    Reads the inbox rows after ``current`` in position order, a bounded page at a time (``inbox.positions_after``:
+    one index probe per page, so apply does not slow down as the stream grows). In-order delivery reads one row;
+    the cost is the advance, not the backlog behind a gap."""
     through = current
     while True:
-        rows = conn.execute(
-            """SELECT position, outcome FROM product.inbox
-                WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND position > %s
-                ORDER BY position LIMIT %s""",
-            (scope.tenant_id, scope.catalog_id, scope.history_epoch, through, _ADVANCE_PAGE),
-        ).fetchall()
-        for row in rows:
-            if int(str(row["position"])) != through + 1 or row["outcome"] not in PROCESSED_OUTCOMES:
+        page = inbox.positions_after(conn, scope, through, _ADVANCE_PAGE)
+        for settled in page:
+            if settled.position != through + 1 or settled.outcome not in PROCESSED_OUTCOMES:
                 break
             through += 1
         else:
-            if len(rows) == _ADVANCE_PAGE:
+            if len(page) == _ADVANCE_PAGE:
                 continue  # the whole page was contiguous: read the next one
         break
     if through > current:
@@ -101,49 +103,50 @@ class StreamProgress:
 
 
 def stream_progress(db: Database, tenant_id: str) -> list[StreamProgress]:
-    """One row per projected catalog of the tenant, for its current history epoch."""
+    """One row per projected catalog of the tenant, for its current history epoch.
+
+    The scopes, the progress rows and the inbox are read through their owners in one REPEATABLE READ snapshot,
+    so the figures of a stream agree with each other."""
 
     def work(conn: Connection) -> list[StreamProgress]:
-        rows = conn.execute(
-            """SELECT s.tenant_id, s.catalog_id, s.history_epoch,
-                      coalesce(p.contiguous_position, 0) AS applied_position,
-                      (SELECT coalesce(max(i.position), 0) FROM product.inbox i
-                        WHERE i.tenant_id = s.tenant_id AND i.catalog_id = s.catalog_id
-                          AND i.history_epoch = s.history_epoch) AS received_position,
-                      parked.n AS parked_count, parked.oldest_position, parked.oldest_at,
-                      (SELECT count(*) FROM product.inbox i
-                        WHERE i.tenant_id = s.tenant_id AND i.catalog_id = s.catalog_id
-                          AND i.outcome = 'ignored_old_epoch') AS ignored_old_epoch
-                 FROM product.projected_scope s
-                 LEFT JOIN product.progress p
-                   ON p.tenant_id = s.tenant_id AND p.catalog_id = s.catalog_id
-                  AND p.history_epoch = s.history_epoch AND p.consumer = %s
-                 CROSS JOIN LATERAL (
-                     SELECT count(*) AS n, min(e.position) AS oldest_position, min(e.parked_at) AS oldest_at
-                       FROM product.parked_event e
-                      WHERE e.tenant_id = s.tenant_id AND e.catalog_id = s.catalog_id
-                        AND e.history_epoch = s.history_epoch
-                 ) parked
-                WHERE s.tenant_id = %s
-                ORDER BY s.catalog_id""",
-            (LIVE_CONSUMER, tenant_id),
-        ).fetchall()
-        return [_progress(row) for row in rows]
+        applied = _applied_positions(conn, tenant_id)
+        report: list[StreamProgress] = []
+        for scope in tenant_scopes(conn, tenant_id):
+            backlog = inbox.stream_backlog(conn, scope)
+            report.append(
+                StreamProgress(
+                    tenant_id=scope.tenant_id,
+                    catalog_id=scope.catalog_id,
+                    history_epoch=scope.history_epoch,
+                    applied_position=applied.get((scope.catalog_id, scope.history_epoch), 0),
+                    received_position=backlog.received_position,
+                    parked_count=backlog.parked_count,
+                    oldest_parked_position=backlog.oldest_parked_position,
+                    oldest_parked_at=backlog.oldest_parked_at,
+                    ignored_old_epoch=backlog.ignored_old_epoch,
+                )
+            )
+        return report
 
-    return db.run(work, tenant_id=tenant_id, read_only=True)
+    return db.run(work, tenant_id=tenant_id, isolation=REPEATABLE_READ, read_only=True)
 
 
-def _progress(row: dict[str, object]) -> StreamProgress:
-    oldest_position = row["oldest_position"]
-    oldest_at = row["oldest_at"]
-    return StreamProgress(
-        tenant_id=str(row["tenant_id"]),
-        catalog_id=str(row["catalog_id"]),
-        history_epoch=str(row["history_epoch"]),
-        applied_position=int(str(row["applied_position"])),
-        received_position=int(str(row["received_position"])),
-        parked_count=int(str(row["parked_count"])),
-        oldest_parked_position=int(str(oldest_position)) if oldest_position is not None else None,
-        oldest_parked_at=oldest_at if isinstance(oldest_at, datetime) else None,
-        ignored_old_epoch=int(str(row["ignored_old_epoch"])),
+@dataclass(frozen=True, slots=True)
+class _AppliedPosition:
+    catalog_id: str
+    history_epoch: str
+    contiguous_position: int
+
+
+def _applied_positions(conn: Connection, tenant_id: str) -> dict[tuple[str, str], int]:
+    """The live consumer's contiguous position per (catalog, epoch) of the tenant."""
+    rows = (
+        conn.cursor(row_factory=class_row(_AppliedPosition))
+        .execute(
+            """SELECT catalog_id, history_epoch, contiguous_position FROM product.progress
+               WHERE tenant_id = %s AND consumer = %s""",
+            (tenant_id, LIVE_CONSUMER),
+        )
+        .fetchall()
     )
+    return {(row.catalog_id, row.history_epoch): row.contiguous_position for row in rows}

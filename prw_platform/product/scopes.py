@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from psycopg.rows import class_row
+
 from prw_platform.db.database import Connection, Database
 
+# Each query selects exactly the fields of ProjectedScope (class_row).
 _FIND_SCOPE = """SELECT tenant_id, catalog_id, history_epoch, serving_generation FROM product.projected_scope
                  WHERE tenant_id = %s AND catalog_id = %s"""
 _FIND_SCOPE_FOR_SHARE = _FIND_SCOPE + " FOR SHARE"
@@ -30,15 +33,19 @@ def project_catalog(db: Database, tenant_id: str, catalog_id: str, history_epoch
     """Start projecting a catalog, or move it to a new history epoch (after a restore fenced the old one)."""
 
     def work(conn: Connection) -> ProjectedScope:
-        row = conn.execute(
-            """INSERT INTO product.projected_scope (tenant_id, catalog_id, history_epoch)
-               VALUES (%s, %s, %s)
-               ON CONFLICT (tenant_id, catalog_id) DO UPDATE SET history_epoch = excluded.history_epoch
-               RETURNING tenant_id, catalog_id, history_epoch, serving_generation""",
-            (tenant_id, catalog_id, history_epoch),
-        ).fetchone()
-        assert row is not None
-        return _scope(row)
+        scope = (
+            conn.cursor(row_factory=class_row(ProjectedScope))
+            .execute(
+                """INSERT INTO product.projected_scope (tenant_id, catalog_id, history_epoch)
+                   VALUES (%s, %s, %s)
+                   ON CONFLICT (tenant_id, catalog_id) DO UPDATE SET history_epoch = excluded.history_epoch
+                   RETURNING tenant_id, catalog_id, history_epoch, serving_generation""",
+                (tenant_id, catalog_id, history_epoch),
+            )
+            .fetchone()
+        )
+        assert scope is not None
+        return scope
 
     return db.run(work, tenant_id=tenant_id)
 
@@ -48,26 +55,23 @@ def find_scope(
 ) -> ProjectedScope | None:
     """The scope row; ``lock`` takes it FOR SHARE so a concurrent epoch switch waits for this transaction."""
     query = _FIND_SCOPE_FOR_SHARE if lock else _FIND_SCOPE
-    row = conn.execute(query, (tenant_id, catalog_id)).fetchone()
-    return _scope(row) if row else None
+    return (
+        conn.cursor(row_factory=class_row(ProjectedScope)).execute(query, (tenant_id, catalog_id)).fetchone()
+    )
 
 
-def list_scopes(db: Database, tenant_id: str) -> list[ProjectedScope]:
-    def work(conn: Connection) -> list[ProjectedScope]:
-        rows = conn.execute(
+def tenant_scopes(conn: Connection, tenant_id: str) -> list[ProjectedScope]:
+    """The tenant's projected scopes, by catalog, in the caller's transaction."""
+    return (
+        conn.cursor(row_factory=class_row(ProjectedScope))
+        .execute(
             """SELECT tenant_id, catalog_id, history_epoch, serving_generation FROM product.projected_scope
                WHERE tenant_id = %s ORDER BY catalog_id""",
             (tenant_id,),
-        ).fetchall()
-        return [_scope(row) for row in rows]
-
-    return db.run(work, tenant_id=tenant_id, read_only=True)
-
-
-def _scope(row: dict[str, object]) -> ProjectedScope:
-    return ProjectedScope(
-        tenant_id=str(row["tenant_id"]),
-        catalog_id=str(row["catalog_id"]),
-        history_epoch=str(row["history_epoch"]),
-        serving_generation=int(str(row["serving_generation"])),
+        )
+        .fetchall()
     )
+
+
+def list_scopes(db: Database, tenant_id: str) -> list[ProjectedScope]:
+    return db.run(lambda conn: tenant_scopes(conn, tenant_id), tenant_id=tenant_id, read_only=True)

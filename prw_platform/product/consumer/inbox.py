@@ -2,15 +2,17 @@
 
 if_accepted_change: "Dedupe on tenant/catalog/history_epoch/event_id." The inbox row records how a delivery was
 settled; a parked event keeps its inbox row (outcome ``parked``) and its full message in ``parked_event`` until the
-dependency it waits for applies.
+dependency it waits for applies. ``progress`` reads both through the functions at the end of this module.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from psycopg import errors as pgerrors
+from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from prw_platform.contracts import AcceptedChange
@@ -82,12 +84,16 @@ def settle(conn: Connection, scope: ProjectedScope, event_id: str, outcome: Outc
 
 
 def recorded_outcome(conn: Connection, change: AcceptedChange) -> Outcome | None:
-    row = conn.execute(
-        """SELECT outcome FROM product.inbox
-           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND event_id = %s""",
-        (change.tenant_id, change.catalog_id, change.history_epoch, change.event_id),
-    ).fetchone()
-    return Outcome(str(row["outcome"])) if row else None
+    outcome: str | None = (
+        conn.cursor(row_factory=scalar_row)
+        .execute(
+            """SELECT outcome FROM product.inbox
+               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND event_id = %s""",
+            (change.tenant_id, change.catalog_id, change.history_epoch, change.event_id),
+        )
+        .fetchone()
+    )
+    return Outcome(outcome) if outcome is not None else None
 
 
 def park(conn: Connection, scope: ProjectedScope, event: ProductEvent, waiting_for: Requirement) -> None:
@@ -119,12 +125,79 @@ def unpark_ready(
     conn: Connection, scope: ProjectedScope, aggregate: AggregateKey, revision: int
 ) -> list[ParkedEvent]:
     """Remove and return, in position order, the events waiting for ``aggregate`` at ``revision`` or lower."""
-    rows = conn.execute(
-        """DELETE FROM product.parked_event
-           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s
-             AND waiting_for_type = %s AND waiting_for_id = %s AND waiting_for_revision <= %s
-           RETURNING position, event""",
-        (scope.tenant_id, scope.catalog_id, scope.history_epoch, aggregate.type, aggregate.id, revision),
-    ).fetchall()
-    parked = [ParkedEvent(int(str(row["position"])), dict(row["event"])) for row in rows]  # type: ignore[call-overload]
+    parked = (
+        conn.cursor(row_factory=class_row(ParkedEvent))
+        .execute(
+            """DELETE FROM product.parked_event
+               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s
+                 AND waiting_for_type = %s AND waiting_for_id = %s AND waiting_for_revision <= %s
+               RETURNING position, event AS message""",
+            (scope.tenant_id, scope.catalog_id, scope.history_epoch, aggregate.type, aggregate.id, revision),
+        )
+        .fetchall()
+    )
     return sorted(parked, key=lambda p: p.position)
+
+
+# --- what ``progress`` reads: the contiguous walk and the lag/parked report ----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SettledPosition:
+    position: int
+    #: An ``Outcome`` value, as stored.
+    outcome: str
+
+
+def positions_after(conn: Connection, scope: ProjectedScope, after: int, limit: int) -> list[SettledPosition]:
+    """The stream's next ``limit`` inbox rows after position ``after``, in position order (``progress.advance``).
+
+    ORDER BY position + LIMIT pins the (stream, position) unique index, so in-order delivery reads one row: an
+    equality probe inside a recursive query was planned on ``inbox_by_outcome`` and read the whole stream's inbox
+    per step (bench/README.md)."""
+    return (
+        conn.cursor(row_factory=class_row(SettledPosition))
+        .execute(
+            """SELECT position, outcome FROM product.inbox
+                WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND position > %s
+                ORDER BY position LIMIT %s""",
+            (scope.tenant_id, scope.catalog_id, scope.history_epoch, after, limit),
+        )
+        .fetchall()
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StreamBacklog:
+    """What the inbox holds for one stream, for the progress report."""
+
+    #: The highest position delivered so far in the scope's epoch (processed, parked or not).
+    received_position: int
+    parked_count: int
+    oldest_parked_position: int | None
+    oldest_parked_at: datetime | None
+    #: Deliveries of the catalog stamped with another epoch, audited and terminally ignored.
+    ignored_old_epoch: int
+
+
+def stream_backlog(conn: Connection, scope: ProjectedScope) -> StreamBacklog:
+    backlog = (
+        conn.cursor(row_factory=class_row(StreamBacklog))
+        .execute(
+            """SELECT (SELECT coalesce(max(i.position), 0) FROM product.inbox i
+                        WHERE i.tenant_id = %(tenant)s AND i.catalog_id = %(catalog)s
+                          AND i.history_epoch = %(epoch)s) AS received_position,
+                      count(*) AS parked_count,
+                      min(e.position) AS oldest_parked_position,
+                      min(e.parked_at) AS oldest_parked_at,
+                      (SELECT count(*) FROM product.inbox i
+                        WHERE i.tenant_id = %(tenant)s AND i.catalog_id = %(catalog)s
+                          AND i.outcome = 'ignored_old_epoch') AS ignored_old_epoch
+                 FROM product.parked_event e
+                WHERE e.tenant_id = %(tenant)s AND e.catalog_id = %(catalog)s AND e.history_epoch = %(epoch)s""",
+            {"tenant": scope.tenant_id, "catalog": scope.catalog_id, "epoch": scope.history_epoch},
+        )
+        .fetchone()
+    )
+    assert backlog is not None  # an aggregate without GROUP BY returns one row
+    return backlog

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from prw_platform.db.database import Database
-from prw_platform.product.consumer import Outcome, apply_delivery
+from prw_platform.product.consumer import Outcome, apply_delivery, inbox
 from prw_platform.product.progress import stream_progress
 from prw_platform.product.scopes import ProjectedScope
 from tests.integration.product.tables import contiguous_position
@@ -110,3 +110,30 @@ def test_stream_progress_counts_old_epoch_deliveries_for_the_audit(
     assert report.ignored_old_epoch == 1
     assert report.applied_position == 0
     assert report.received_position == 0
+
+
+def test_advance_reads_the_inbox_after_the_current_position_by_one_index_probe(
+    scope: ProjectedScope, product_db: Database, owner_db: Database
+) -> None:
+    """bench/README.md: the page read of ``advance`` goes through the (stream, position) index, so in-order delivery
+    reads one inbox row however long the stream already is (the planner once picked ``inbox_by_outcome`` and read
+    the stream's whole inbox per step)."""
+    with owner_db.transaction() as conn:
+        conn.execute(
+            """INSERT INTO product.inbox (tenant_id, catalog_id, history_epoch, event_id, position, aggregate_type,
+                   aggregate_id, aggregate_revision, outcome)
+               SELECT %s, %s, %s, 'evt_' || n, n, 'catalog_item', 'itm_' || n, 1, 'applied'
+                 FROM generate_series(1, 5000) AS n""",
+            (scope.tenant_id, scope.catalog_id, scope.history_epoch),
+        )
+        conn.execute("ANALYZE product.inbox")
+
+    with product_db.transaction(tenant_id=TENANT, read_only=True) as conn:
+        page = inbox.positions_after(conn, scope, 4_000, 1)
+        reads = conn.execute(
+            """SELECT seq_scan, idx_scan, idx_tup_fetch FROM pg_stat_xact_user_tables
+                WHERE relid = 'product.inbox'::regclass"""
+        ).fetchone()
+
+    assert page == [inbox.SettledPosition(4_001, "applied")]
+    assert reads == {"seq_scan": 0, "idx_scan": 1, "idx_tup_fetch": 1}
