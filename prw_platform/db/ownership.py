@@ -1,0 +1,81 @@
+"""Which module owns each table (issue 6): the one place the ownership rule is written down.
+
+STYLE.md: "SQL lives next to the module that owns the table; another module calls that module, it does not query
+the table." Every table is written by exactly one module, its owner, and read by others only through it. The
+documented exception are the operator read models (``REPORT_READERS``): they read any table of their side, run as
+the read-only ``prw_operator`` role, and write nothing.
+
+``tests/unit/test_table_ownership.py`` scans the SQL of ``prw_platform`` against this map, and
+``tests/integration/test_table_ownership_schema.py`` checks that every table the migrations create is in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
+
+#: Schema-qualified table -> the dotted name of the module that owns it.
+TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        # The control database (history epochs).
+        "control.history_epoch": "prw_platform.epochs",
+        # Tenants, catalogs and their sources.
+        "resolver.tenant": "prw_platform.resolver.catalogs",
+        "resolver.catalog": "prw_platform.resolver.catalogs",
+        "resolver.source": "prw_platform.resolver.catalogs",
+        # Collector OAuth clients.
+        "resolver.collector_client": "prw_platform.auth.clients",
+        "resolver.collector_client_source": "prw_platform.auth.clients",
+        # Intake (AW-02).
+        "resolver.artifact": "prw_platform.resolver.intake.artifacts",
+        "resolver.artifact_upload": "prw_platform.resolver.intake.artifacts",
+        "resolver.capture": "prw_platform.resolver.intake.captures",
+        "resolver.capture_artifact": "prw_platform.resolver.intake.captures",
+        "resolver.receipt": "prw_platform.resolver.intake.receipts",
+        "resolver.resolution_job": "prw_platform.resolver.intake.jobs",
+        # Resolution.
+        "resolver.consumer_inbox": "prw_platform.resolver.resolution.results",
+        "resolver.resolution_result": "prw_platform.resolver.resolution.results",
+        "resolver.extracted_claim": "prw_platform.resolver.resolution.results",
+        "resolver.normalized_attribute": "prw_platform.resolver.resolution.results",
+        # Decisions (AW-01), the outbox and releases.
+        "resolver.decision": "prw_platform.resolver.decisions.records",
+        "resolver.review_case": "prw_platform.resolver.decisions.cases",
+        "resolver.catalog_item": "prw_platform.resolver.decisions.facts",
+        "resolver.listing": "prw_platform.resolver.decisions.facts",
+        "resolver.listing_mapping": "prw_platform.resolver.decisions.facts",
+        "resolver.item_identifier": "prw_platform.resolver.decisions.identity",
+        "resolver.stream_cursor": "prw_platform.resolver.decisions.stream",
+        "resolver.outbox": "prw_platform.resolver.outbox",
+        "resolver.release": "prw_platform.resolver.decisions.releases",
+        "resolver.release_pointer": "prw_platform.resolver.decisions.releases",
+        "resolver.released_item": "prw_platform.resolver.decisions.releases",
+        "resolver.released_listing": "prw_platform.resolver.decisions.releases",
+        # The PostgreSQL queue (the embedded default of the Queue port).
+        "queue.message": "prw_platform.queues.postgres",
+        "queue.dead_letter": "prw_platform.queues.postgres",
+        # The product consumer (AW-04).
+        "product.inbox": "prw_platform.product.consumer.inbox",
+        "product.parked_event": "prw_platform.product.consumer.inbox",
+        "product.applied_revision": "prw_platform.product.consumer.projection",
+        "product.item_projection": "prw_platform.product.consumer.projection",
+        "product.listing_projection": "prw_platform.product.consumer.projection",
+        "product.listing_mapping_projection": "prw_platform.product.consumer.projection",
+        "product.progress": "prw_platform.product.progress",
+        "product.projected_scope": "prw_platform.product.scopes",
+        # The released public snapshot: written by releases.py, read by queries.py, both through this module.
+        "product.public_item": "prw_platform.product.public_store",
+        "product.public_listing": "prw_platform.product.public_store",
+        "product.release_pointer": "prw_platform.product.public_store",
+    }
+)
+
+#: Operator read models (run as ``prw_operator`` through the operator database): module -> the schemas whose
+#: tables it may read without owning them. They write nothing.
+REPORT_READERS: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
+    {
+        "prw_platform.resolver.reports": frozenset({"resolver"}),
+        "prw_platform.product.reports": frozenset({"product"}),
+    }
+)
