@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from psycopg.rows import class_row, scalar_row
+
 from prw_platform.db.database import Connection, Database
 
 
@@ -23,25 +25,17 @@ class HistoryEpoch:
     issued_at: datetime
 
 
-def _from_row(row: dict[str, object]) -> HistoryEpoch:
-    return HistoryEpoch(
-        epoch_id=str(row["epoch_id"]),
-        tenant_id=str(row["tenant_id"]),
-        catalog_id=str(row["catalog_id"]),
-        ordinal=int(str(row["ordinal"])),
-        reason=str(row["reason"]),
-        issued_at=row["issued_at"],  # type: ignore[arg-type]
-    )
-
-
 def current_epoch(control: Database, tenant_id: str, catalog_id: str) -> HistoryEpoch | None:
     with control.transaction(read_only=True) as conn:
-        row = conn.execute(
-            """SELECT * FROM control.history_epoch
-               WHERE tenant_id = %s AND catalog_id = %s AND superseded_at IS NULL""",
-            (tenant_id, catalog_id),
-        ).fetchone()
-    return _from_row(row) if row else None
+        return (
+            conn.cursor(row_factory=class_row(HistoryEpoch))
+            .execute(
+                """SELECT epoch_id, tenant_id, catalog_id, ordinal, reason, issued_at FROM control.history_epoch
+                   WHERE tenant_id = %s AND catalog_id = %s AND superseded_at IS NULL""",
+                (tenant_id, catalog_id),
+            )
+            .fetchone()
+        )
 
 
 def issue_epoch(control: Database, tenant_id: str, catalog_id: str, reason: str) -> HistoryEpoch:
@@ -50,24 +44,32 @@ def issue_epoch(control: Database, tenant_id: str, catalog_id: str, reason: str)
     def work(conn: Connection) -> HistoryEpoch:
         # Serialize issuers of the same stream; the partial unique index is the last line of defence.
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"epoch:{tenant_id}:{catalog_id}",))
-        last = conn.execute(
-            "SELECT coalesce(max(ordinal), 0) AS n FROM control.history_epoch WHERE tenant_id = %s"
-            " AND catalog_id = %s",
-            (tenant_id, catalog_id),
-        ).fetchone()
-        ordinal = int(str(last["n"])) + 1 if last else 1
+        last: int | None = (
+            conn.cursor(row_factory=scalar_row)
+            .execute(
+                "SELECT max(ordinal) FROM control.history_epoch WHERE tenant_id = %s AND catalog_id = %s",
+                (tenant_id, catalog_id),
+            )
+            .fetchone()
+        )
+        ordinal = (last or 0) + 1
         conn.execute(
             """UPDATE control.history_epoch SET superseded_at = now()
                WHERE tenant_id = %s AND catalog_id = %s AND superseded_at IS NULL""",
             (tenant_id, catalog_id),
         )
-        row = conn.execute(
-            """INSERT INTO control.history_epoch (epoch_id, tenant_id, catalog_id, ordinal, reason)
-               VALUES (%s, %s, %s, %s, %s) RETURNING *""",
-            (f"hep_{tenant_id}_{catalog_id}_{ordinal}", tenant_id, catalog_id, ordinal, reason),
-        ).fetchone()
-        assert row is not None
-        return _from_row(row)
+        issued = (
+            conn.cursor(row_factory=class_row(HistoryEpoch))
+            .execute(
+                """INSERT INTO control.history_epoch (epoch_id, tenant_id, catalog_id, ordinal, reason)
+                   VALUES (%s, %s, %s, %s, %s)
+                   RETURNING epoch_id, tenant_id, catalog_id, ordinal, reason, issued_at""",
+                (f"hep_{tenant_id}_{catalog_id}_{ordinal}", tenant_id, catalog_id, ordinal, reason),
+            )
+            .fetchone()
+        )
+        assert issued is not None
+        return issued
 
     return control.run(work)
 

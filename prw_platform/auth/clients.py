@@ -13,6 +13,8 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
+from psycopg.rows import class_row, scalar_row
+
 from prw_platform.auth.errors import ClientProvisioningError
 from prw_platform.auth.scopes import COLLECTOR_SCOPES
 from prw_platform.auth.secret_hash import decoy_hash, hash_secret, new_client_secret, verify_secret
@@ -70,12 +72,16 @@ def create_client(
             )
         superseded: tuple[str, ...] = ()
         if supersede:
-            revoked = conn.execute(
-                """UPDATE resolver.collector_client SET revoked_at = %s
-                   WHERE tenant_id = %s AND instance_id = %s AND revoked_at IS NULL RETURNING client_id""",
-                (clock(), spec.tenant_id, spec.instance_id),
-            ).fetchall()
-            superseded = tuple(sorted(str(row["client_id"]) for row in revoked))
+            revoked: list[str] = (
+                conn.cursor(row_factory=scalar_row)
+                .execute(
+                    """UPDATE resolver.collector_client SET revoked_at = %s
+                       WHERE tenant_id = %s AND instance_id = %s AND revoked_at IS NULL RETURNING client_id""",
+                    (clock(), spec.tenant_id, spec.instance_id),
+                )
+                .fetchall()
+            )
+            superseded = tuple(sorted(revoked))
         conn.execute(
             """INSERT INTO resolver.collector_client
                    (client_id, tenant_id, catalog_id, worker_id, instance_id, scopes, secret_hash, created_at)
@@ -139,32 +145,47 @@ def revoke_client(db: Database, tenant_id: str, client_id: str, *, clock: Clock 
     return db.run(work, tenant_id=tenant_id) == 1
 
 
+@dataclass(frozen=True, slots=True)
+class _ClientRow:
+    client_id: str
+    tenant_id: str
+    catalog_id: str
+    worker_id: str
+    instance_id: str
+    sources: list[str]
+    scopes: list[str]
+    secret_hash: str
+    revoked_at: datetime | None
+
+
 def _client_by_id(conn: Connection, client_id: str) -> tuple[CollectorClient | None, str | None]:
     # Migration 0005: the client_by_id policy lets this transaction read the one client it names.
     conn.execute("SELECT set_config('app.client_id', %s, true)", (client_id,))
-    row = conn.execute(
-        """SELECT c.client_id, c.tenant_id, c.catalog_id, c.worker_id, c.instance_id, c.scopes, c.secret_hash,
-                  c.revoked_at, array_agg(s.source_id ORDER BY s.source_id) AS sources
-           FROM resolver.collector_client c
-           JOIN resolver.collector_client_source s USING (client_id)
-           WHERE c.client_id = %s
-           GROUP BY c.client_id""",
-        (client_id,),
-    ).fetchone()
+    row = (
+        conn.cursor(row_factory=class_row(_ClientRow))
+        .execute(
+            """SELECT c.client_id, c.tenant_id, c.catalog_id, c.worker_id, c.instance_id,
+                      array_agg(s.source_id ORDER BY s.source_id) AS sources, c.scopes, c.secret_hash, c.revoked_at
+               FROM resolver.collector_client c
+               JOIN resolver.collector_client_source s USING (client_id)
+               WHERE c.client_id = %s
+               GROUP BY c.client_id""",
+            (client_id,),
+        )
+        .fetchone()
+    )
     if row is None:
         return None, None
     binding = TokenBinding(
-        client_id=str(row["client_id"]),
-        tenant_id=str(row["tenant_id"]),
-        catalog_id=str(row["catalog_id"]),
-        worker_id=str(row["worker_id"]),
-        instance_id=str(row["instance_id"]),
-        sources=tuple(str(s) for s in row["sources"]),  # type: ignore[attr-defined]
-        scopes=tuple(str(s) for s in row["scopes"]),  # type: ignore[attr-defined]
+        client_id=row.client_id,
+        tenant_id=row.tenant_id,
+        catalog_id=row.catalog_id,
+        worker_id=row.worker_id,
+        instance_id=row.instance_id,
+        sources=tuple(row.sources),
+        scopes=tuple(row.scopes),
     )
-    revoked_at = row["revoked_at"]
-    assert revoked_at is None or isinstance(revoked_at, datetime)
-    return CollectorClient(binding, revoked_at), str(row["secret_hash"])
+    return CollectorClient(binding, row.revoked_at), row.secret_hash
 
 
 def _check_spec(spec: ClientSpec) -> None:

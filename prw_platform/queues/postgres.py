@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 from uuid import UUID
+
+from psycopg.rows import class_row
 
 from prw_platform.db.database import Connection, Database
 from prw_platform.db.errors import DatabaseUnavailable
-from prw_platform.queues.body import Body, encode_body
+from prw_platform.queues.body import Body, JsonObject, encode_body
 from prw_platform.queues.errors import QueueUnavailable
 from prw_platform.queues.port import (
     MAX_RECEIVES_EXCEEDED,
@@ -41,7 +44,45 @@ from prw_platform.queues.port import (
 )
 
 T = TypeVar("T")
-Row = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Delivery:
+    """A message the receive just delivered (``_RECEIVE``'s RETURNING list)."""
+
+    id: int
+    message_key: str
+    #: Exactly one of the two is set (migration 0002).
+    body: JsonObject | None
+    body_bytes: bytes | None
+    receive_count: int
+    enqueued_at: datetime
+    first_received_at: datetime
+    visible_after: datetime
+    delivery_token: UUID
+
+
+@dataclass(frozen=True, slots=True)
+class _DeadLetterRow:
+    dead_letter_id: str
+    queue_name: str
+    message_key: str
+    body: JsonObject | None
+    body_bytes: bytes | None
+    enqueued_at: datetime
+    receive_count: int
+    reason: str
+    detail: str | None
+    dead_lettered_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class _Depth:
+    visible: int
+    in_flight: int
+    delayed: int
+    dead: int
+
 
 _INSERT = """
 INSERT INTO queue.message (queue_name, message_key, body, body_bytes, visible_after)
@@ -97,7 +138,8 @@ FROM taken
 """
 
 _DEAD_LETTERS = """
-SELECT id, queue_name, message_key, body, body_bytes, enqueued_at, receive_count, reason, detail, dead_lettered_at
+SELECT id::text AS dead_letter_id, queue_name, message_key, body, body_bytes, enqueued_at, receive_count, reason,
+       detail, dead_lettered_at
 FROM queue.dead_letter WHERE queue_name = %s ORDER BY id LIMIT %s
 """
 
@@ -199,9 +241,11 @@ class PostgresQueue:
         }
         deadline = time.monotonic() + wait_seconds
         while True:
-            rows = self._run(lambda c: c.execute(_RECEIVE, params).fetchall())
-            if rows or time.monotonic() >= deadline:
-                return [self._received(row) for row in rows]
+            delivered = self._run(
+                lambda c: c.cursor(row_factory=class_row(_Delivery)).execute(_RECEIVE, params).fetchall()
+            )
+            if delivered or time.monotonic() >= deadline:
+                return [self._received(delivery) for delivery in delivered]
             time.sleep(min(self._poll_interval, max(0.0, deadline - time.monotonic())))
 
     def ack(self, handle: ReceiptHandle) -> bool:
@@ -220,18 +264,24 @@ class PostgresQueue:
         return self._run(lambda c: c.execute(_DEAD_LETTER, params).rowcount) == 1
 
     def dead_letters(self, limit: int = 100) -> list[DeadLetter]:
-        rows: list[Row] = self._run(lambda c: c.execute(_DEAD_LETTERS, (self._name, limit)).fetchall())
+        rows = self._run(
+            lambda c: (
+                c.cursor(row_factory=class_row(_DeadLetterRow))
+                .execute(_DEAD_LETTERS, (self._name, limit))
+                .fetchall()
+            )
+        )
         return [
             DeadLetter(
-                dead_letter_id=str(row["id"]),
-                queue=row["queue_name"],
-                message_id=row["message_key"],
-                body=_body(row),
-                reason=row["reason"],
-                detail=row["detail"],
-                receive_count=row["receive_count"],
-                enqueued_at=row["enqueued_at"],
-                dead_lettered_at=row["dead_lettered_at"],
+                dead_letter_id=row.dead_letter_id,
+                queue=row.queue_name,
+                message_id=row.message_key,
+                body=_body(row.body, row.body_bytes),
+                reason=row.reason,
+                detail=row.detail,
+                receive_count=row.receive_count,
+                enqueued_at=row.enqueued_at,
+                dead_lettered_at=row.dead_lettered_at,
             )
             for row in rows
         ]
@@ -243,14 +293,18 @@ class PostgresQueue:
         return self._run(lambda c: c.execute(_REDRIVE, (self._name, ids)).rowcount)
 
     def depth(self) -> QueueDepth:
-        row: Row | None = self._run(lambda c: c.execute(_DEPTH, {"queue": self._name}).fetchone())
-        assert row is not None  # an aggregate always returns one row
+        depth = self._run(
+            lambda c: (
+                c.cursor(row_factory=class_row(_Depth)).execute(_DEPTH, {"queue": self._name}).fetchone()
+            )
+        )
+        assert depth is not None  # an aggregate always returns one row
         return QueueDepth(
             queue=self._name,
-            visible=row["visible"],
-            in_flight=row["in_flight"],
-            delayed=row["delayed"],
-            dead=row["dead"],
+            visible=depth.visible,
+            in_flight=depth.in_flight,
+            delayed=depth.delayed,
+            dead=depth.dead,
             approximate=False,
         )
 
@@ -260,21 +314,19 @@ class PostgresQueue:
         except DatabaseUnavailable as exc:
             raise QueueUnavailable(str(exc)) from exc
 
-    def _received(self, row: Row) -> Received:
-        visible_after: datetime = row["visible_after"]
-        token: UUID = row["delivery_token"]
+    def _received(self, delivery: _Delivery) -> Received:
         return Received(
-            message_id=row["message_key"],
-            body=_body(row),
+            message_id=delivery.message_key,
+            body=_body(delivery.body, delivery.body_bytes),
             handle=ReceiptHandle(
                 queue=self._name,
-                message_id=row["message_key"],
-                delivery=f"{row['id']}:{token}",
-                invisible_until=visible_after,
+                message_id=delivery.message_key,
+                delivery=f"{delivery.id}:{delivery.delivery_token}",
+                invisible_until=delivery.visible_after,
             ),
-            receive_count=row["receive_count"],
-            enqueued_at=row["enqueued_at"],
-            first_received_at=row["first_received_at"],
+            receive_count=delivery.receive_count,
+            enqueued_at=delivery.enqueued_at,
+            first_received_at=delivery.first_received_at,
             max_receives=self._max_receives,
         )
 
@@ -288,8 +340,8 @@ class PostgresQueue:
             raise ValueError(f"not a PostgreSQL queue receipt handle: {handle.delivery!r}") from exc
 
 
-def _body(row: Row) -> Body:
-    if row["body_bytes"] is not None:
-        return bytes(row["body_bytes"])
-    body: dict[str, Any] = row["body"]
+def _body(body: JsonObject | None, body_bytes: bytes | None) -> Body:
+    if body_bytes is not None:
+        return body_bytes
+    assert body is not None  # migration 0002: a message has a JSON body or a bytes body
     return body
