@@ -68,6 +68,14 @@ class Settings(BaseSettings):
     product_tenant_id: str = "ten_primary"
     product_catalog_id: str = "cat_primary"
 
+    #: A request body above this many bytes is refused with 413 before it is read, whatever route it is for
+    #: (JSON and form bodies; the artifact PUT streams up to ``PRW_INTAKE_MAX_ARTIFACT_BYTES`` instead).
+    max_request_body_bytes: int = Field(default=1024 * 1024, ge=1)
+    #: A JSON body nested deeper than this (arrays and objects) is refused with 422.
+    max_json_depth: int = Field(default=32, ge=1, le=512)
+    #: How far after the server's clock a reported ``observed_at`` may be (collectors' clock skew); later is 422.
+    clock_skew_tolerance_seconds: int = Field(default=300, ge=0)
+
     @property
     def object_store_root(self) -> Path:
         return self.data_dir / "objects"

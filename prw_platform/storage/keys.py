@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from prw_platform.inputs import InvalidInput, check_media_type
 from prw_platform.storage.errors import InvalidMediaType, InvalidObjectKey, TenantScopeDenied
 
 #: R2 bucket names of the seed (if_object_storage: "evidence-private, exports-private (PROP name)").
@@ -24,11 +25,6 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 # A tenant id is one path segment: no "/", no "..", no leading dot (temp files start with a dot).
 _TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-# RFC 9110 media type: token "/" token, optional parameters; printable US-ASCII only, because S3 user metadata
-# must be ASCII and the filesystem envelope header is one line.
-_TOKEN = r"[A-Za-z0-9!#$%&'*+.^_`|~-]+"
-_MEDIA_TYPE = re.compile(rf"{_TOKEN}/{_TOKEN}(\s*;[\x20-\x7e]*)?")
-_MEDIA_TYPE_MAX = 255
 
 
 def validate_sha256(sha256: str) -> str:
@@ -50,9 +46,12 @@ def validate_bucket(bucket: str) -> str:
 
 
 def validate_media_type(media_type: str) -> str:
-    if len(media_type) > _MEDIA_TYPE_MAX or not _MEDIA_TYPE.fullmatch(media_type):
-        raise InvalidMediaType(f"media type {media_type!r} is not a printable ASCII type/subtype")
-    return media_type
+    """RFC 9110 ``type/subtype`` with optional parameters, printable US-ASCII only, because S3 user metadata must
+    be ASCII and the filesystem envelope header is one line (``prw_platform.inputs.media_types``)."""
+    try:
+        return check_media_type(media_type)
+    except InvalidInput as error:
+        raise InvalidMediaType(str(error)) from error
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,7 @@ from prw_platform.resolver.intake.requests import (
     attributed_capture,
     canonical_sha256,
     check_idempotency_key,
+    check_observed_at,
 )
 from prw_platform.resolver.intake.uploads import adopt_pending_uploads
 from prw_platform.storage.errors import InvalidObjectKey
@@ -136,6 +137,7 @@ def submit_capture(
 ) -> SubmittedCapture:
     principal.require_scope(CAPTURES_WRITE)
     key = check_idempotency_key(idempotency_key)
+    check_observed_at(submission, ctx.clock(), ctx.limits.clock_skew_tolerance)
     check_attribution(principal, submission)
     check_capture_source(principal, submission.source_id)
     digests = _digests(ctx, principal.tenant_id, submission.artifacts)

@@ -11,3 +11,5 @@ class IntakeLimits:
     max_artifact_bytes: int = 25 * 1024 * 1024
     upload_ttl: timedelta = timedelta(seconds=300)
     max_artifacts_per_capture: int = 16
+    #: An ``observed_at`` later than the server's clock by more than this is refused (collectors' clock skew).
+    clock_skew_tolerance: timedelta = timedelta(seconds=300)

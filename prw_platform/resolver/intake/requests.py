@@ -3,6 +3,11 @@
 Both refuse unknown fields, so a misspelt attribution field is a 422, not silently ignored. ``tenant_id``,
 ``catalog_id``, ``worker_id`` and ``instance_id`` are optional and only ever compared with the token
 (if_capture_submit: a client-supplied value "is only checked against those grants; it never grants access").
+
+Every refusal here is if_capture_submit's 422 VALIDATION_FAILED, "Nothing persisted": text PostgreSQL cannot
+store anywhere in a request (a NUL, a lone surrogate), an ``observed_at`` outside what the platform represents or
+in the future beyond the clock-skew tolerance, a ``url`` that is not an absolute http(s) URL as RFC 3986 parses
+it (``prw_platform.inputs``); ``declare_upload`` refuses a ``media_type`` that is not RFC 9110 syntax.
 """
 
 from __future__ import annotations
@@ -10,11 +15,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from datetime import UTC
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from prw_platform.inputs import (
+    InvalidInput,
+    check_http_url,
+    check_not_in_future,
+    check_representable,
+    find_unstorable_text,
+)
 from prw_platform.resolver.intake.errors import ValidationFailed
 
 CAPTURE_SCHEMA_VERSION = "capture/1"
@@ -27,6 +39,15 @@ _IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
 
 class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storable_text(cls, data: Any) -> Any:
+        # One check for every string of every request, field names included: PostgreSQL text cannot hold it.
+        unstorable = find_unstorable_text(data)
+        if unstorable is not None:
+            raise InvalidInput(str(unstorable))
+        return data
 
 
 class AttributedRequest(_Request):
@@ -78,9 +99,12 @@ class CaptureSubmission(AttributedRequest):
     @field_validator("url")
     @classmethod
     def _http_url(cls, url: str | None) -> str | None:
-        if url is not None and not re.match(r"^https?://[^\s/]+", url):
-            raise ValueError("url must be an absolute http(s) URL")
-        return url
+        return None if url is None else check_http_url(url)
+
+    @field_validator("observed_at")
+    @classmethod
+    def _representable(cls, observed_at: datetime) -> datetime:
+        return check_representable(observed_at)
 
 
 def check_idempotency_key(key: str | None) -> str:
@@ -88,6 +112,15 @@ def check_idempotency_key(key: str | None) -> str:
     if key is None or not _IDEMPOTENCY_KEY.fullmatch(key):
         raise ValidationFailed("Idempotency-Key is required: 1 to 255 visible ASCII characters")
     return key
+
+
+def check_observed_at(submission: CaptureSubmission, now: datetime, tolerance: timedelta) -> None:
+    """A capture cannot have been observed after now (give or take the collectors' clock skew): accepted, a
+    capture from the future would outrank every later real observation of its listing."""
+    try:
+        check_not_in_future(submission.observed_at, now, tolerance)
+    except InvalidInput as error:
+        raise ValidationFailed(f"observed_at: {error}") from error
 
 
 def canonical_sha256(body: dict[str, Any]) -> str:

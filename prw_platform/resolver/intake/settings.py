@@ -24,4 +24,5 @@ class IntakeSettings(BaseSettings):
             max_artifact_bytes=self.max_artifact_bytes,
             upload_ttl=timedelta(seconds=settings.s3.presign_ttl_seconds),
             max_artifacts_per_capture=self.max_artifacts_per_capture,
+            clock_skew_tolerance=timedelta(seconds=settings.clock_skew_tolerance_seconds),
         )
