@@ -7,7 +7,8 @@ owns the schema. Each transaction sets ``app.tenant_id`` locally, which the RLS 
 ``Database.run`` retries serialization failures, deadlocks and connection resets up to 3 times, a statement
 timeout once, and never re-runs a transaction whose COMMIT was in flight when the connection broke unless the
 caller supplies an idempotency check (if_db: "Never retry after an ambiguous commit without an idempotency
-check").
+check"). A data exception (SQLSTATE class 22, or a value psycopg cannot send, such as a NUL in text) is the
+caller's ``InvalidData``; a statement timeout that outlives its retry is ``DatabaseUnavailable``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from psycopg import errors as pgerrors
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from prw_platform.db.errors import AmbiguousCommit, DatabaseUnavailable, InsufficientPrivilege
+from prw_platform.db.errors import AmbiguousCommit, DatabaseUnavailable, InsufficientPrivilege, InvalidData
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,10 @@ class Database:
             try:
                 _set_tenant(conn, tenant_id)
                 yield conn
+            except psycopg.DataError as exc:
+                if not conn.closed:
+                    conn.rollback()
+                raise InvalidData(str(exc)) from exc
             except BaseException:
                 if not conn.closed:
                     conn.rollback()
@@ -154,13 +159,16 @@ class Database:
                 if attempts > MAX_RETRIES:
                     raise DatabaseUnavailable(f"gave up after {attempts} attempts: {exc.sqlstate}") from exc
                 log.info("retrying transaction after %s (attempt %d)", exc.sqlstate, attempts)
-            except pgerrors.QueryCanceled:
+            except pgerrors.QueryCanceled as exc:
                 timeouts += 1
                 if timeouts > MAX_TIMEOUT_RETRIES:
-                    raise
+                    raise DatabaseUnavailable(f"statement timeout, {timeouts} times: {exc}") from exc
                 log.info("retrying transaction once after statement timeout")
             except pgerrors.InsufficientPrivilege as exc:
                 raise InsufficientPrivilege(str(exc)) from exc
+            except psycopg.DataError as exc:
+                # Definite (the transaction rolled back) and not transient: the same values fail again.
+                raise InvalidData(f"{exc.sqlstate or 'client'}: {exc}") from exc
             except psycopg.OperationalError as exc:
                 if committing:
                     if verify_commit is None:

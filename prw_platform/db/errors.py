@@ -31,3 +31,12 @@ class InsufficientPrivilege(DatabaseError):
 
     code = "INSUFFICIENT_PRIVILEGE"
     retryable = False
+
+
+class InvalidData(DatabaseError):
+    """The database refused a value (SQLSTATE class 22, data exception: a NUL in text, a numeric overflow, an
+    invalid text representation, a datetime out of range). The value came from the caller, so retrying the same
+    request fails the same way: an edge renders this as its validation error, never as a 500."""
+
+    code = "INVALID_DATA"
+    retryable = False

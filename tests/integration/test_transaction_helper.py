@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from prw_platform.db.database import SERIALIZABLE, Connection, Database
-from prw_platform.db.errors import AmbiguousCommit, DatabaseUnavailable
+from prw_platform.db.errors import AmbiguousCommit, DatabaseUnavailable, InvalidData
 
 
 @pytest.fixture
@@ -141,7 +141,7 @@ def test_ambiguous_commit_with_idempotency_check_retries_only_when_not_committed
         assert conn.execute("SELECT count(*) AS n FROM public.marks").fetchone() == {"n": 1}
 
 
-def test_statement_timeout_is_retried_once(db_url: str) -> None:
+def test_statement_timeout_is_retried_once_then_db_unavailable(db_url: str) -> None:
     db = Database(db_url, role=None, statement_timeout_ms=50, max_size=1).open()
     attempts: list[int] = []
 
@@ -150,11 +150,39 @@ def test_statement_timeout_is_retried_once(db_url: str) -> None:
         conn.execute("SELECT pg_sleep(1)")
 
     try:
-        with pytest.raises(psycopg.errors.QueryCanceled):
+        with pytest.raises(DatabaseUnavailable) as raised:
             db.run(slow)
     finally:
         db.close()
     assert len(attempts) == 2
+    assert isinstance(raised.value.__cause__, psycopg.errors.QueryCanceled)
+
+
+@pytest.mark.parametrize(
+    ("statement", "parameters"),
+    [
+        ("SELECT %s::text", ("a\x00b",)),  # psycopg refuses a NUL before sending it
+        ("SELECT %s::int", (2**40,)),  # 22003 numeric_value_out_of_range
+        ("SELECT %s::text::int", ("ten",)),  # 22P02 invalid_text_representation
+        ("SELECT %s::text::date", ("2026-02-30",)),  # 22008 datetime_field_overflow
+    ],
+)
+def test_a_data_exception_is_invalid_data_tried_once(
+    owner_db: Database, statement: str, parameters: tuple[object, ...]
+) -> None:
+    attempts: list[int] = []
+
+    def work(conn: Connection) -> None:
+        attempts.append(1)
+        conn.execute(statement, parameters)
+
+    with pytest.raises(InvalidData) as raised:
+        owner_db.run(work)
+    with pytest.raises(InvalidData), owner_db.transaction() as conn:
+        conn.execute(statement, parameters)
+    assert len(attempts) == 1
+    assert isinstance(raised.value.__cause__, psycopg.DataError)
+    assert not raised.value.retryable
 
 
 def test_unreachable_server_is_db_unavailable() -> None:
