@@ -13,16 +13,28 @@ from prw_platform.auth.errors import (
     MissingScope,
     OAuthError,
 )
-from prw_platform.db.errors import AmbiguousCommit, DatabaseError, DatabaseUnavailable, InsufficientPrivilege
+from prw_platform.db.errors import (
+    AmbiguousCommit,
+    DatabaseError,
+    DatabaseUnavailable,
+    InsufficientPrivilege,
+    InvalidData,
+)
 from prw_platform.plugins import PluginError
 from prw_platform.product.errors import InvalidQuery
 from prw_platform.resolver.catalogs import SourceCatalogConflict, StreamNotProvisioned
-from prw_platform.resolver.intake.errors import IntakeError, IntakeUnavailable, ValidationFailed
+from prw_platform.resolver.intake.errors import (
+    ArtifactTooLarge,
+    IntakeError,
+    IntakeUnavailable,
+    ValidationFailed,
+)
 from prw_platform.runtime.stages import UnknownStage
 from prw_platform.storage.errors import StorageError, StorageUnavailable
 
 __all__ = [
     "AmbiguousCommit",
+    "ArtifactTooLarge",
     "AuthError",
     "ClientProvisioningError",
     "CredentialRevoked",
@@ -31,6 +43,7 @@ __all__ = [
     "InsufficientPrivilege",
     "IntakeError",
     "IntakeUnavailable",
+    "InvalidData",
     "InvalidQuery",
     "InvalidToken",
     "MissingScope",

@@ -33,6 +33,7 @@ PUBLIC = {
     "prw_platform.contracts",
     "prw_platform.deployment",
     "prw_platform.errors",
+    "prw_platform.inputs",
     "prw_platform.pipeline",
     "prw_platform.plugins",
     "prw_platform.provisioning",

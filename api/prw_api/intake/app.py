@@ -5,8 +5,11 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from prw_api.errors import install_error_handlers
+from prw_api.intake.deps import TOKEN_PATH
 from prw_api.intake.routes import captures, oauth, receipts, uploads
+from prw_api.middleware import BodyLimit, RouteBodyLimit, install_input_hardening
 from prw_platform.config import Settings
+from prw_platform.errors import ArtifactTooLarge, ValidationFailed
 from prw_platform.services import CollectorAuthService, IntakeService
 
 
@@ -21,6 +24,21 @@ def create_app(settings: Settings, intake: IntakeService, auth: CollectorAuthSer
     app.state.intake = intake
     app.state.auth = auth
     install_error_handlers(app)
+    install_input_hardening(
+        app,
+        settings,
+        validation_code=ValidationFailed.code,
+        route_limits=(
+            # if_artifact_upload: the bytes stream through the route up to the artifact limit, and above it the
+            # seed's 413 ARTIFACT_TOO_LARGE, now before the token is even looked at.
+            RouteBodyLimit(
+                "PUT",
+                uploads.UPLOAD_BYTES_PATH,
+                BodyLimit(intake.max_artifact_bytes, ArtifactTooLarge.code),
+            ),
+            RouteBodyLimit("POST", TOKEN_PATH, BodyLimit(oauth.MAX_FORM_BYTES)),
+        ),
+    )
     for router in (oauth.router, uploads.router, captures.router, receipts.router):
         app.include_router(router)
     return app

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from prw_api.errors import install_error_handlers
+from prw_api.middleware import install_input_hardening
 from prw_api.product.routes import items
 from prw_platform.config import Settings
 from prw_platform.errors import InvalidQuery
@@ -21,5 +22,7 @@ def create_app(settings: Settings, catalog: PublicCatalog) -> FastAPI:
     app.state.settings = settings
     app.state.catalog = catalog
     install_error_handlers(app, validation_code=InvalidQuery.code)
+    # No route takes a body: every body is held to the JSON limit; a NUL in a path or filter is 422 INVALID_QUERY.
+    install_input_hardening(app, settings, validation_code=InvalidQuery.code)
     app.include_router(items.router)
     return app

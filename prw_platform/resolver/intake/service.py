@@ -17,6 +17,12 @@ class IntakeService:
     def __init__(self, context: IntakeContext) -> None:
         self.context = context
 
+    @property
+    def max_artifact_bytes(self) -> int:
+        """if_artifact_upload: above this an upload is 413 ARTIFACT_TOO_LARGE (the edge refuses a PUT announcing
+        more before authenticating it)."""
+        return self.context.limits.max_artifact_bytes
+
     def declare_upload(
         self, principal: CollectorPrincipal, declaration: UploadDeclaration
     ) -> uploads.DeclaredUpload:

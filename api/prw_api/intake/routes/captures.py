@@ -9,9 +9,10 @@ from fastapi import APIRouter, Header, Request, Response
 
 from prw_api.intake.deps import CollectorDep, IntakeDep
 from prw_api.intake.models import ErrorBody, ReceiptBody
+from prw_api.routing import PlatformRoute
 from prw_platform.services import CaptureSubmission
 
-router = APIRouter(tags=["captures"])
+router = APIRouter(tags=["captures"], route_class=PlatformRoute)
 
 
 @router.post(

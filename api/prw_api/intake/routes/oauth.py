@@ -3,6 +3,12 @@
 RFC 6749 fixes this endpoint's wire format, so its errors are RFC 6749 5.2 bodies (``{"error":
 "invalid_client"}``), not the platform's error body. The form is parsed here (bounded), because the request is
 tiny and the multipart parser FastAPI's ``Form`` needs is not a dependency of the platform.
+
+A form that is not UTF-8 once percent-decoded, or whose values hold a NUL (PostgreSQL text cannot, and the client
+id is looked up in the database), is ``400 invalid_request`` (RFC 6749 5.2: "includes an unsupported parameter
+value ... or is otherwise malformed"). Refusals before the route runs keep the platform's body: a form above
+``MAX_FORM_BYTES`` is 413 PAYLOAD_TOO_LARGE (``prw_api.middleware``, the route's own check below is the backstop),
+a NUL in the path or query string is 422 VALIDATION_FAILED, an unexpected failure 500 INTERNAL.
 """
 
 from __future__ import annotations
@@ -18,11 +24,14 @@ from starlette.concurrency import run_in_threadpool
 
 from prw_api.intake.deps import TOKEN_PATH, AuthDep
 from prw_api.intake.models import OAuthErrorBody, TokenBody
+from prw_api.routing import PlatformRoute
 from prw_platform.errors import OAuthError
+from prw_platform.inputs import unstorable_character
 
-router = APIRouter(tags=["oauth"])
+router = APIRouter(tags=["oauth"], route_class=PlatformRoute)
 
-_MAX_FORM_BYTES = 8 * 1024
+#: A token request is a few short parameters; anything longer is refused before it is read (413).
+MAX_FORM_BYTES = 8 * 1024
 # RFC 6749 5.1: "Cache-Control: no-store" and "Pragma: no-cache" on every token response.
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
@@ -93,12 +102,22 @@ async def _form(request: Request) -> dict[str, str]:
     raw = bytearray()
     async for chunk in request.stream():
         raw.extend(chunk)
-        if len(raw) > _MAX_FORM_BYTES:
+        if len(raw) > MAX_FORM_BYTES:
             raise OAuthError("invalid_request", "the token request is too large")
     try:
-        pairs = parse_qsl(raw.decode("ascii"), keep_blank_values=True, strict_parsing=bool(raw))
+        pairs = parse_qsl(
+            raw.decode("ascii"),
+            keep_blank_values=True,
+            strict_parsing=bool(raw),
+            encoding="utf-8",
+            errors="strict",
+        )
     except (UnicodeDecodeError, ValueError) as error:
-        raise OAuthError("invalid_request", "the token request body is not a valid form") from error
+        raise OAuthError("invalid_request", "the token request body is not a valid UTF-8 form") from error
+    for name, value in pairs:
+        problem = unstorable_character(name) or unstorable_character(value)
+        if problem is not None:
+            raise OAuthError("invalid_request", f"a form parameter {problem}")
     names = [name for name, _ in pairs]
     if len(names) != len(set(names)):
         # RFC 6749 3.2: "Request and response parameters MUST NOT be included more than once."
@@ -112,15 +131,18 @@ def _client_credentials(form: dict[str, str], basic: str | None) -> tuple[str, s
         if in_body:
             # RFC 6749 2.3: "The client MUST NOT use more than one authentication method in each request."
             raise OAuthError("invalid_request", "use HTTP Basic or form credentials, not both")
+        malformed = OAuthError("invalid_client", "malformed HTTP Basic credentials", status=401)
         try:
             decoded = base64.b64decode(basic[6:].strip(), validate=True).decode()
+            encoded_id, separator, encoded_secret = decoded.partition(":")
+            # RFC 6749 2.3.1: id and secret are form-urlencoded before Basic encoding.
+            client_id = unquote_plus(encoded_id, errors="strict")
+            client_secret = unquote_plus(encoded_secret, errors="strict")
         except (binascii.Error, UnicodeDecodeError) as error:
-            raise OAuthError("invalid_client", "malformed HTTP Basic credentials", status=401) from error
-        client_id, separator, client_secret = decoded.partition(":")
-        if not separator:
-            raise OAuthError("invalid_client", "malformed HTTP Basic credentials", status=401)
-        # RFC 6749 2.3.1: id and secret are form-urlencoded before Basic encoding.
-        return unquote_plus(client_id), unquote_plus(client_secret)
+            raise malformed from error
+        if not separator or unstorable_character(client_id) or unstorable_character(client_secret):
+            raise malformed
+        return client_id, client_secret
     if "client_id" not in form or "client_secret" not in form:
         raise OAuthError("invalid_client", "client authentication is required", status=401)
     return form["client_id"], form["client_secret"]

@@ -6,8 +6,9 @@ from fastapi import APIRouter, Request
 
 from prw_api.intake.deps import CollectorDep, IntakeDep
 from prw_api.intake.models import ErrorBody, ReceiptBody
+from prw_api.routing import PlatformRoute
 
-router = APIRouter(tags=["receipts"])
+router = APIRouter(tags=["receipts"], route_class=PlatformRoute)
 
 
 @router.get(

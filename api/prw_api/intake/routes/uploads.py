@@ -8,9 +8,13 @@ from starlette.concurrency import run_in_threadpool
 from prw_api.errors import ApiError
 from prw_api.intake.deps import CollectorDep, IntakeDep
 from prw_api.intake.models import ErrorBody, UploadDeclaredBody, UploadStoredBody, UploadTargetBody
+from prw_api.routing import PlatformRoute
 from prw_platform.services import UploadDeclaration
 
-router = APIRouter(tags=["artifacts"])
+router = APIRouter(tags=["artifacts"], route_class=PlatformRoute)
+
+#: The streamed PUT of an upload's bytes (the body limit of this route is the artifact limit, not the JSON one).
+UPLOAD_BYTES_PATH = "/v1/artifacts/uploads/{upload_id}"
 
 _ERRORS: dict[int | str, dict[str, object]] = {
     status: {"model": ErrorBody} for status in (401, 403, 404, 409, 413, 422, 503)
@@ -51,7 +55,7 @@ def declare_upload(
 
 
 @router.put(
-    "/v1/artifacts/uploads/{upload_id}",
+    UPLOAD_BYTES_PATH,
     operation_id="uploadArtifactBytes",
     name="uploadArtifactBytes",
     response_model=UploadStoredBody,

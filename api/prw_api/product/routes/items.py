@@ -13,9 +13,10 @@ from fastapi import APIRouter
 from prw_api.errors import ApiError, ErrorBody
 from prw_api.product.deps import ATTRIBUTE_FILTER_OPENAPI, CatalogDep, ItemQueryDep
 from prw_api.product.models import ItemPageBody, PublicItemDetailBody
+from prw_api.routing import PlatformRoute
 from prw_platform.services import serialize_item, serialize_page
 
-router = APIRouter(tags=["items"])
+router = APIRouter(tags=["items"], route_class=PlatformRoute)
 
 
 @router.get(
