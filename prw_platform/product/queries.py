@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from prw_platform.db.database import REPEATABLE_READ, Connection, Database
+from prw_platform.inputs import unstorable_character
 from prw_platform.product import public_store
 from prw_platform.product.errors import InvalidQuery
 from prw_platform.product.public_fields import (
@@ -137,6 +138,7 @@ def _decode_cursor(cursor: str) -> str:
         decoded = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
         raise InvalidQuery("cursor is not one this API issued") from exc
-    if not decoded:
+    if not decoded or unstorable_character(decoded) is not None:
+        # A NUL decoded from a forged cursor would reach PostgreSQL text; no cursor of ours holds one.
         raise InvalidQuery("cursor is not one this API issued")
     return decoded
