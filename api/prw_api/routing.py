@@ -4,7 +4,8 @@ parses a JSON body the way the platform accepts it, before any dependency (authe
 FastAPI's own parsing answers a body that is not UTF-8, that nests deeper than the interpreter's recursion
 limit (a ``RecursionError``), or that holds an integer of more than 4300 digits with an undocumented 400; a NUL or
 a lone surrogate (``"\\ud800"``) in any string reaches the route. Here each is the origin's documented 422
-(``RefusedBody``, rendered by ``prw_api.errors``): RFC 8259 8.1 JSON is UTF-8; nesting is bounded by
+(``RefusedBody``, rendered by ``prw_api.errors``: if_capture_submit's VALIDATION_FAILED on intake, INVALID_QUERY
+on the product origin): RFC 8259 8.1 JSON is UTF-8; nesting is bounded by
 ``Settings.max_json_depth``; ``NaN`` and ``Infinity`` are not JSON; every string and field name must be text
 PostgreSQL can store (``prw_platform.inputs``).
 """
