@@ -17,10 +17,9 @@ from typing import NoReturn
 
 import pytest
 
-from prw_api.intake import IntakeApiServices
 from prw_platform.auth import CollectorPrincipal
 from prw_platform.db.database import Connection, Database
-from tests.e2e.intake.conftest import Collector
+from tests.e2e.intake.conftest import Collector, IntakeApiServices
 from tests.e2e.intake.flows import error_of
 
 

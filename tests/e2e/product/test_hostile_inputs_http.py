@@ -22,11 +22,12 @@ from typing import NoReturn
 import httpx
 import pytest
 
-from prw_api.product import ProductApiServices, PublicCatalog, create_app
-from prw_api.product.deps import get_services
+from prw_api.product import create_app
+from prw_api.product.deps import get_catalog
 from prw_api.server import BackgroundServer
 from prw_platform.config import Settings
 from prw_platform.db.database import Connection, Database
+from prw_platform.product.catalog import PublicCatalog
 from prw_platform.product.queries import ItemFilters, ItemPage, PublicItem
 from tests.e2e.product.catalog import CATALOG, TENANT, Catalog
 from tests.e2e.product.conftest import error_of
@@ -133,19 +134,14 @@ class _FailingCatalog(PublicCatalog):
 def failing(
     module_product_db: Database, tmp_path: Path
 ) -> Iterator[tuple[type[_FailingCatalog], httpx.Client]]:
-    """An in-process product server over the test catalog whose services dependency is overridden with a
+    """An in-process product server over the test catalog whose catalog dependency is overridden with a
     ``_FailingCatalog``; configure the class, then call."""
 
     class Failing(_FailingCatalog):
         pass
 
-    app = create_app(
-        Settings(data_dir=tmp_path / "prw"),
-        ProductApiServices(PublicCatalog(module_product_db, TENANT, CATALOG)),
-    )
-    app.dependency_overrides[get_services] = lambda: ProductApiServices(
-        Failing(module_product_db, TENANT, CATALOG)
-    )
+    app = create_app(Settings(data_dir=tmp_path / "prw"), PublicCatalog(module_product_db, TENANT, CATALOG))
+    app.dependency_overrides[get_catalog] = lambda: Failing(module_product_db, TENANT, CATALOG)
     with BackgroundServer(app) as server, httpx.Client(base_url=server.url, timeout=10) as client:
         yield Failing, client
 

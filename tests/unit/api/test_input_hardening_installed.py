@@ -53,10 +53,10 @@ def test_every_route_parses_json_the_platform_way(name: str, router: APIRouter) 
 def _apps(tmp_path: Path) -> dict[str, FastAPI]:
     settings = Settings(data_dir=tmp_path)
     # create_app only stores the services (and reads the intake's artifact limit): stand-ins are enough here.
-    intake = SimpleNamespace(intake=SimpleNamespace(context=SimpleNamespace(limits=IntakeLimits())))
+    intake = SimpleNamespace(max_artifact_bytes=IntakeLimits().max_artifact_bytes)
     return {
-        "intake": create_intake_app(settings, cast(Any, intake)),
-        "product": create_product_app(settings, cast(Any, SimpleNamespace(catalog=None))),
+        "intake": create_intake_app(settings, cast(Any, intake), cast(Any, None)),
+        "product": create_product_app(settings, cast(Any, None)),
     }
 
 
