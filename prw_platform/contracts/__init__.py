@@ -1,7 +1,10 @@
-"""The contracts shared by the resolver and the product side: the queue message models and their JSON Schemas.
+"""The contracts shared by the resolver and the product side: the queue message models, the accepted-change
+payload models and vocabulary, and their JSON Schemas.
 
-ARCHITECTURE.md: "The two sides share only the event contract (schemas/*.json and the pydantic models checked
-against them) and the queue." Both ``prw_platform.resolver`` and ``prw_platform.product`` import from here.
+ARCHITECTURE.md: "The two sides share only the event contract (schemas/*.json and the pydantic models generated
+from or checked against them) and the queue." Both ``prw_platform.resolver`` and ``prw_platform.product`` import
+from here. ``schemas/product.accepted-change.v1.json`` and the tables of docs/events.md are generated from
+``payloads.py`` and ``vocabulary.py`` by ``python -m prw_platform.contracts.generate``.
 """
 
 from prw_platform.contracts.messages import (
@@ -13,17 +16,59 @@ from prw_platform.contracts.messages import (
     JobPins,
     ResolutionJob,
 )
+from prw_platform.contracts.payloads import (
+    EventPayload,
+    Identifiers,
+    ItemAttribute,
+    ItemFields,
+    ItemPayload,
+    ListingPayload,
+    MappingPayload,
+    ReleasedItem,
+    ReleasedListing,
+    ReleasePayload,
+    decimal_string,
+    utc_timestamp,
+)
 from prw_platform.contracts.schemas import SchemaViolation, load_schema, validate
+from prw_platform.contracts.vocabulary import (
+    CATALOG_ITEM,
+    LISTING,
+    LISTING_MAPPING,
+    RELEASE,
+    VOCABULARY,
+    EventType,
+    Revisions,
+)
 
 __all__ = [
     "ACCEPTED_CHANGE_SCHEMA_VERSION",
+    "CATALOG_ITEM",
+    "LISTING",
+    "LISTING_MAPPING",
+    "RELEASE",
     "RESOLUTION_JOB_SCHEMA_VERSION",
+    "VOCABULARY",
     "AcceptedChange",
     "AggregateRevision",
     "ArtifactRef",
+    "EventPayload",
+    "EventType",
+    "Identifiers",
+    "ItemAttribute",
+    "ItemFields",
+    "ItemPayload",
     "JobPins",
+    "ListingPayload",
+    "MappingPayload",
+    "ReleasePayload",
+    "ReleasedItem",
+    "ReleasedListing",
     "ResolutionJob",
+    "Revisions",
     "SchemaViolation",
+    "decimal_string",
     "load_schema",
+    "utc_timestamp",
     "validate",
 ]

@@ -1,94 +1,21 @@
 """The accepted-change vocabulary as the product side reads it (docs/events.md), parsed before any transaction.
 
 ``parse_delivery`` validates the message against product.accepted-change.v1 and the payload against its event
-type, and returns a ``ProductEvent``: the envelope, the typed full state, and the aggregate revisions that must
-be applied first. Pure: no database, so every rule here has a unit test.
+type (the models and ``VOCABULARY`` of ``prw_platform.contracts``, the ones the resolver builds), and returns a
+``ProductEvent``: the envelope, the typed full state, and the aggregate revisions that must be applied first.
+Pure: no database, so every rule here has a unit test.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from prw_platform.contracts import AcceptedChange, SchemaViolation
+from prw_platform.contracts import VOCABULARY, AcceptedChange, EventPayload, EventType, SchemaViolation
 from prw_platform.product.errors import SchemaInvalid, UnsupportedEventType
-
-CATALOG_ITEM: Final = "catalog_item"
-LISTING: Final = "listing"
-LISTING_MAPPING: Final = "listing_mapping"
-RELEASE: Final = "release"
-
-
-class _Payload(BaseModel):
-    # Full state per revision (docs/events.md); keys added later by the resolver are kept in the internal
-    # projection and never reach a public serializer, which whitelists.
-    model_config = ConfigDict(frozen=True, extra="allow")
-
-
-class ItemPayload(_Payload):
-    item: str = Field(min_length=1)
-    profile: str = Field(min_length=1)
-    status: Literal["active", "retired"]
-    title: str | None = None
-    brand: str | None = None
-    identifiers: dict[str, str | None] = Field(default_factory=dict)
-    attributes: dict[str, dict[str, Any]] = Field(default_factory=dict)
-
-
-class ListingPayload(_Payload):
-    listing: str = Field(min_length=1)
-    source_id: str = Field(min_length=1)
-    url: str | None = None
-    title: str | None = None
-    price: str | None = None
-    currency: str | None = None
-    availability: str | None = None
-    observed_at: str | None = None
-
-
-class MappingPayload(_Payload):
-    model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
-
-    listing: str = Field(min_length=1)
-    item: str = Field(min_length=1)
-    previous_item: str | None = Field(default=None, alias="from")
-
-
-class ReleasedItem(_Payload):
-    item: str = Field(min_length=1)
-    revision: int = Field(ge=1)
-    fields: dict[str, Any]
-
-
-class ReleasedListing(_Payload):
-    listing: str = Field(min_length=1)
-    item: str = Field(min_length=1)
-    mapping_revision: int = Field(ge=1)
-    listing_revision: int = Field(ge=1)
-    fields: dict[str, Any]
-
-
-class ReleasePayload(_Payload):
-    release: str = Field(min_length=1)
-    publication_revision: int = Field(ge=1)
-    items: tuple[ReleasedItem, ...] = ()
-    listings: tuple[ReleasedListing, ...] = ()
-
-
-Payload = ItemPayload | ListingPayload | MappingPayload | ReleasePayload
-
-#: docs/events.md: event type → (aggregate type, payload model, payload key that must equal aggregate.id).
-VOCABULARY: Final[Mapping[str, tuple[str, type[Payload], str]]] = {
-    "catalog_item.created": (CATALOG_ITEM, ItemPayload, "item"),
-    "catalog_item.updated": (CATALOG_ITEM, ItemPayload, "item"),
-    "listing.observed": (LISTING, ListingPayload, "listing"),
-    "listing_mapping.created": (LISTING_MAPPING, MappingPayload, "listing"),
-    "listing_mapping.corrected": (LISTING_MAPPING, MappingPayload, "listing"),
-    "release.authorized": (RELEASE, ReleasePayload, "release"),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +35,7 @@ class Requirement:
 @dataclass(frozen=True)
 class ProductEvent:
     change: AcceptedChange
-    payload: Payload
+    payload: EventPayload
 
     @property
     def event_id(self) -> str:
@@ -126,8 +53,12 @@ class ProductEvent:
     def revision(self) -> int:
         return self.change.aggregate.revision
 
+    @property
+    def event_type(self) -> EventType:
+        return VOCABULARY[self.change.type]
+
     def requirements(self) -> tuple[Requirement, ...]:
-        """The event's dependencies, plus, for a release, the previous release of the catalog.
+        """The event's dependencies, plus, for a serial type (a release), the previous revision of the aggregate.
 
         A release snapshot lists only the items and listings it publishes; the ones earlier releases published
         stay public. Applying release n before n - 1 would then lose n - 1's items when n - 1 arrives as a
@@ -135,7 +66,7 @@ class ProductEvent:
         explicit = tuple(
             Requirement(AggregateKey(dep.type, dep.id), dep.revision) for dep in self.change.dependencies
         )
-        if self.aggregate.type == RELEASE and self.revision > 1:
+        if self.event_type.serial and self.revision > 1:
             return (*explicit, Requirement(self.aggregate, self.revision - 1))
         return explicit
 
@@ -151,29 +82,15 @@ def parse_delivery(message: Mapping[str, Any]) -> ProductEvent:
 
 
 def event_from_change(change: AcceptedChange) -> ProductEvent:
-    entry = VOCABULARY.get(change.type)
-    if entry is None:
+    event_type = VOCABULARY.get(change.type)
+    if event_type is None:
         raise UnsupportedEventType(f"unknown event type {change.type!r}", event_id=change.event_id)
-    aggregate_type, model, id_key = entry
-    if change.aggregate.type != aggregate_type:
-        raise SchemaInvalid(
-            f"{change.type} must change a {aggregate_type}, not a {change.aggregate.type}",
-            event_id=change.event_id,
-        )
     try:
-        payload = model.model_validate(change.payload)
-    except ValidationError as exc:
-        raise SchemaInvalid(f"{change.type} payload: {exc}", event_id=change.event_id) from exc
-    if change.payload.get(id_key) != change.aggregate.id:
-        raise SchemaInvalid(
-            f"payload {id_key} {change.payload.get(id_key)!r} is not the aggregate {change.aggregate.id!r}",
-            event_id=change.event_id,
-        )
-    if isinstance(payload, ReleasePayload) and payload.publication_revision != change.aggregate.revision:
-        raise SchemaInvalid(
-            "a release's publication_revision is its aggregate revision (docs/events.md)",
-            event_id=change.event_id,
-        )
+        # The rules docs/events.md gives every type: aggregate type, revisions, payload model, payload id key ==
+        # aggregate.id, and a release's publication_revision == its aggregate revision.
+        payload = event_type.parse(change.aggregate, change.payload)
+    except SchemaViolation as exc:
+        raise SchemaInvalid(f"{change.type}: {exc}", event_id=change.event_id) from exc
     return ProductEvent(change=change, payload=payload)
 
 

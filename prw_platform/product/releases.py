@@ -10,9 +10,12 @@ was authorized stays private. The rows are written through ``public_store``, whi
 
 from __future__ import annotations
 
+from typing import Any
+
+from prw_platform.contracts import EventPayload, ReleasePayload
 from prw_platform.db.database import Connection
 from prw_platform.product import public_store
-from prw_platform.product.events import ProductEvent, ReleasePayload
+from prw_platform.product.events import ProductEvent
 from prw_platform.product.public_fields import public_item_fields, public_listing_fields
 from prw_platform.product.public_store import PublicItem, PublicListing
 from prw_platform.product.scopes import ProjectedScope
@@ -30,7 +33,7 @@ def apply_release(
                 item_id=item.item,
                 published_revision=item.revision,
                 publication_revision=release.publication_revision,
-                fields=public_item_fields({**item.fields, "item": item.item}),
+                fields=public_item_fields({**_snapshot(item.fields), "item": item.item}),
             ),
         )
     for listing in release.listings:
@@ -41,7 +44,7 @@ def apply_release(
                 listing_id=listing.listing,
                 item_id=listing.item,
                 publication_revision=release.publication_revision,
-                fields=public_listing_fields({**listing.fields, "listing": listing.listing}),
+                fields=public_listing_fields({**_snapshot(listing.fields), "listing": listing.listing}),
             ),
             mapping_revision=listing.mapping_revision,
             listing_revision=listing.listing_revision,
@@ -54,3 +57,9 @@ def apply_release(
         event_id=event.event_id,
         position=event.position,
     )
+
+
+def _snapshot(fields: EventPayload) -> dict[str, Any]:
+    """The snapshot as the event carried it: the keys it had (no defaults filled in) and any undeclared ones,
+    which the whitelist then drops."""
+    return fields.model_dump(mode="json", by_alias=True, exclude_unset=True)

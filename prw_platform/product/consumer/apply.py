@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from prw_platform.contracts import AcceptedChange
+from prw_platform.contracts import AcceptedChange, ItemPayload, ListingPayload, MappingPayload, ReleasePayload
 from prw_platform.db.database import Connection, Database
 from prw_platform.product import progress
 from prw_platform.product.consumer import inbox
@@ -33,16 +33,7 @@ from prw_platform.product.consumer.projection import (
     upsert_mapping,
 )
 from prw_platform.product.errors import RejectedDelivery, ScopeNotProjected
-from prw_platform.product.events import (
-    ItemPayload,
-    ListingPayload,
-    MappingPayload,
-    ProductEvent,
-    ReleasePayload,
-    Requirement,
-    event_from_change,
-    parse_delivery,
-)
+from prw_platform.product.events import ProductEvent, Requirement, event_from_change, parse_delivery
 from prw_platform.product.releases import apply_release
 from prw_platform.product.scopes import ProjectedScope, find_scope
 

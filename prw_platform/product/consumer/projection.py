@@ -9,14 +9,9 @@ from __future__ import annotations
 
 from psycopg.types.json import Jsonb
 
+from prw_platform.contracts import ItemPayload, ListingPayload, MappingPayload
 from prw_platform.db.database import Connection
-from prw_platform.product.events import (
-    AggregateKey,
-    ItemPayload,
-    ListingPayload,
-    MappingPayload,
-    ProductEvent,
-)
+from prw_platform.product.events import AggregateKey, ProductEvent
 from prw_platform.product.scopes import ProjectedScope
 
 

@@ -1,20 +1,29 @@
 """Accepted-change events of one decision (docs/events.md): one per affected aggregate revision, numbered from
-the locked cursor, each naming the aggregate revisions it depends on."""
+the locked cursor, each naming the aggregate revisions it depends on.
+
+Payloads are the contract models of ``prw_platform.contracts``; ``VOCABULARY[type].document`` checks each one
+against its event type (aggregate, id, revision, undeclared keys, dependency types) before it enters the outbox,
+so a payload the product service would dead-letter as SCHEMA_INVALID rolls the decision back instead (AW-01).
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
-from prw_platform.contracts import AcceptedChange, AggregateRevision
+from prw_platform.contracts import (
+    CATALOG_ITEM,
+    LISTING,
+    LISTING_MAPPING,
+    RELEASE,
+    VOCABULARY,
+    AcceptedChange,
+    AggregateRevision,
+    EventPayload,
+    MappingPayload,
+)
 from prw_platform.resolver.decisions.commands import EventRef, StreamRef
 from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
 from prw_platform.resolver.decisions.releases import Release
-
-CATALOG_ITEM = "catalog_item"
-LISTING = "listing"
-LISTING_MAPPING = "listing_mapping"
-RELEASE = "release"
 
 
 class EventBatch:
@@ -41,9 +50,10 @@ class EventBatch:
         self,
         event_type: str,
         aggregate: AggregateRevision,
-        payload: dict[str, Any],
+        payload: EventPayload,
         dependencies: tuple[AggregateRevision, ...] = (),
     ) -> None:
+        document = VOCABULARY[event_type].document(aggregate, payload, dependencies)
         ordinal = len(self.events) + 1
         self.events.append(
             AcceptedChange(
@@ -60,7 +70,7 @@ class EventBatch:
                 evidence=self._evidence,
                 observed_at=self._observed_at,
                 accepted_at=self._accepted_at,
-                payload=payload,
+                payload=document,
             )
         )
         self._next_position += 1
@@ -79,7 +89,7 @@ class EventBatch:
         self._add(
             kind,
             _rev(LISTING_MAPPING, mapping.listing_id, mapping.revision),
-            {"listing": mapping.listing_id, "from": previous_item, "item": mapping.item_id},
+            MappingPayload(listing=mapping.listing_id, previous_item=previous_item, item=mapping.item_id),
             # docs/events.md: the target item at its current revision, the listing at its current revision.
             (
                 _rev(CATALOG_ITEM, target.item_id, target.revision),

@@ -2,20 +2,29 @@
 
 Reads and writes run inside the decision transaction, after the stream cursor is locked; a write names the
 revision it replaces (``WHERE revision = previous``), so an unexpected concurrent writer fails loudly instead of
-being overwritten. Payload shapes follow docs/events.md (full state per revision).
+being overwritten. The payloads are the contract models of ``prw_platform.contracts`` (full state per revision).
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
+from prw_platform.contracts import (
+    Identifiers,
+    ItemAttribute,
+    ItemFields,
+    ItemPayload,
+    ListingPayload,
+    decimal_string,
+    utc_timestamp,
+)
 from prw_platform.db.database import Connection
 from prw_platform.plugins.types import NormalizedAttribute
 from prw_platform.resolver.decisions.commands import ItemFacts, ListingObservation
@@ -36,22 +45,35 @@ class ItemState:
     identifiers: dict[str, str | None]
     attributes: dict[str, dict[str, Any]]
 
-    def payload(self) -> dict[str, Any]:
-        """docs/events.md catalog_item payload; also the public item fields of a release (plus ``status``)."""
-        return {
-            "item": self.item_id,
-            "profile": self.profile,
-            "status": self.status,
-            "title": self.title,
-            "brand": self.brand,
-            "identifiers": dict(self.identifiers),
-            "attributes": {k: dict(v) for k, v in self.attributes.items()},
-        }
+    def payload(self) -> ItemPayload:
+        """The catalog_item payload (docs/events.md, ``prw_platform.contracts``)."""
+        return ItemPayload(
+            item=self.item_id,
+            profile=self.profile,
+            status=self.status,
+            title=self.title,
+            brand=self.brand,
+            identifiers=self._identifiers(),
+            attributes=self._attributes(),
+        )
 
-    def public_fields(self) -> dict[str, Any]:
-        fields = self.payload()
-        del fields["status"]
-        return fields
+    def public_fields(self) -> ItemFields:
+        """The public item fields a release snapshots: the payload without ``status``."""
+        return ItemFields(
+            item=self.item_id,
+            profile=self.profile,
+            title=self.title,
+            brand=self.brand,
+            identifiers=self._identifiers(),
+            attributes=self._attributes(),
+        )
+
+    def _identifiers(self) -> Identifiers:
+        return Identifiers.model_validate(self.identifiers)
+
+    def _attributes(self) -> dict[str, ItemAttribute]:
+        # Stored as attribute_document() wrote them (value, unit, definition_version).
+        return {key: ItemAttribute.model_validate(document) for key, document in self.attributes.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,18 +92,18 @@ class ListingState:
     observed_at: datetime
     capture_id: str | None
 
-    def payload(self) -> dict[str, Any]:
-        """docs/events.md listing payload, which is also the public listing fields."""
-        return {
-            "listing": self.listing_id,
-            "source_id": self.source_id,
-            "url": self.url,
-            "title": self.title,
-            "price": None if self.price is None else str(self.price),
-            "currency": self.currency,
-            "availability": self.availability,
-            "observed_at": self.observed_at.astimezone(UTC).isoformat(),
-        }
+    def payload(self) -> ListingPayload:
+        """The listing payload (docs/events.md), which is also the public listing fields of a release."""
+        return ListingPayload(
+            listing=self.listing_id,
+            source_id=self.source_id,
+            url=self.url,
+            title=self.title,
+            price=None if self.price is None else decimal_string(self.price),
+            currency=self.currency,
+            availability=self.availability,
+            observed_at=utc_timestamp(self.observed_at),
+        )
 
 
 @dataclass(frozen=True, slots=True)

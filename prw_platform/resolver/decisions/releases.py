@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+from prw_platform import contracts
 from prw_platform.db.database import Connection
 from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
 
@@ -39,24 +39,25 @@ class Release:
     def release_id(self) -> str:
         return release_id_for(self.catalog_id)
 
-    def payload(self) -> dict[str, Any]:
-        return {
-            "release": self.release_id,
-            "publication_revision": self.publication_revision,
-            "items": [
-                {"item": i.item_id, "revision": i.revision, "fields": i.public_fields()} for i in self.items
-            ],
-            "listings": [
-                {
-                    "listing": r.listing.listing_id,
-                    "item": r.mapping.item_id,
-                    "mapping_revision": r.mapping.revision,
-                    "listing_revision": r.listing.revision,
-                    "fields": r.listing.payload(),
-                }
+    def payload(self) -> contracts.ReleasePayload:
+        return contracts.ReleasePayload(
+            release=self.release_id,
+            publication_revision=self.publication_revision,
+            items=tuple(
+                contracts.ReleasedItem(item=i.item_id, revision=i.revision, fields=i.public_fields())
+                for i in self.items
+            ),
+            listings=tuple(
+                contracts.ReleasedListing(
+                    listing=r.listing.listing_id,
+                    item=r.mapping.item_id,
+                    mapping_revision=r.mapping.revision,
+                    listing_revision=r.listing.revision,
+                    fields=r.listing.payload(),
+                )
                 for r in self.listings
-            ],
-        }
+            ),
+        )
 
 
 def release_id_for(catalog_id: str) -> str:

@@ -8,15 +8,9 @@ from typing import Any
 
 import pytest
 
+from prw_platform.contracts import ItemPayload, MappingPayload, ReleasePayload
 from prw_platform.product.errors import SchemaInvalid, UnsupportedEventType
-from prw_platform.product.events import (
-    AggregateKey,
-    ItemPayload,
-    MappingPayload,
-    ReleasePayload,
-    Requirement,
-    parse_delivery,
-)
+from prw_platform.product.events import AggregateKey, Requirement, parse_delivery
 from tests.unit.product.stream import StreamBuilder
 
 SEED_EXAMPLE = (

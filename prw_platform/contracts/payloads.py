@@ -1,0 +1,173 @@
+"""The accepted-change payloads (if_accepted_change): one pydantic model per payload shape, the only definition.
+
+The resolver constructs these models (``prw_platform.resolver.decisions``) and the product service parses them
+(``prw_platform.product.events``); ``schemas/product.accepted-change.v1.json`` and the field tables in
+docs/events.md are generated from them by ``python -m prw_platform.contracts.generate``. To add a field or an
+event type: change the models here (and ``vocabulary.py``), run the generator, commit the regenerated files; the
+drift tests in tests/unit/contracts fail until you do.
+
+Class and field docstrings/descriptions are Markdown: they become the schema's descriptions and the docs' tables.
+Every payload is the full state of its aggregate at one revision (docs/events.md), never a diff. On the wire a
+decimal is a string (money is never a JSON number) and a timestamp is an ISO 8601 string with its UTC offset.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
+
+#: ``value`` of an attribute: INV-02 definitions allow a scalar or a list of scalars; a decimal travels as a string.
+AttributeScalar = str | bool | int | float
+
+Identifier = Annotated[str, Field(min_length=1, max_length=128)]
+Revision = Annotated[int, Field(ge=1)]
+DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
+DecimalString = Annotated[str, Field(pattern=DECIMAL_PATTERN)]
+
+
+def _has_offset(value: str) -> str:
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError("not an ISO 8601 date-time") from None
+    if parsed.tzinfo is None:
+        raise ValueError("an ISO 8601 date-time without a UTC offset")
+    return value
+
+
+OffsetDateTime = Annotated[
+    str, AfterValidator(_has_offset), WithJsonSchema({"type": "string", "format": "date-time"})
+]
+
+
+def decimal_string(value: Decimal) -> str:
+    """The wire form of a decimal: exact, never a float, never an exponent (``Decimal('1E+2')`` is ``'100'``)."""
+    return format(value, "f")
+
+
+def utc_timestamp(value: datetime) -> str:
+    """The wire form of an aware datetime: ISO 8601 in UTC with an explicit ``+00:00`` offset."""
+    if value.tzinfo is None:
+        raise ValueError("a wire timestamp needs a timezone-aware datetime")
+    return value.astimezone(UTC).isoformat()
+
+
+class EventPayload(BaseModel):
+    """Base of every payload model (and of the models nested in one).
+
+    ``extra="allow"``, deliberately: the wire contract is a tolerant reader. A resolver deployed before the product
+    service may add a key, and an older consumer must keep applying the stream instead of dead-lettering every
+    event (forward compatibility); the consumer keeps such keys in its internal projection, and the public
+    serializers whitelist, so an unknown key never becomes public. The producer side is strict instead: the
+    resolver hands payloads to ``EventType.document`` (vocabulary.py), which refuses an undeclared key anywhere in
+    the payload, so a new field cannot reach the outbox before it is declared here, in the schema and in the docs.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+
+class ItemAttribute(EventPayload):
+    """One attribute value in canonical form, with the definition version it conforms to (INV-02)."""
+
+    value: AttributeScalar | list[AttributeScalar] = Field(
+        description="Canonical value: a scalar or a list of scalars; a decimal is a decimal string."
+    )
+    unit: str | None = Field(
+        default=None, description="Unit of a quantity (the definition's unit), else null."
+    )
+    definition_version: Revision = Field(
+        description="Version of the attribute definition the value conforms to."
+    )
+
+
+class Identifiers(EventPayload):
+    """Strong identifiers of an item; null when unknown."""
+
+    gtin: str | None = Field(description="GTIN, or null.")
+    mpn: str | None = Field(description="Manufacturer part number, or null.")
+
+
+class ItemPayload(EventPayload):
+    """`catalog_item.created` / `catalog_item.updated`: the catalog item at this revision."""
+
+    item: Identifier = Field(description="Item id (`itm_…`); equals `aggregate.id`.")
+    profile: str = Field(min_length=1, description="Normalization profile pin, e.g. `np_storage@1`.")
+    status: Literal["active", "retired"] = Field(description="Only an active item can be mapped or released.")
+    title: str | None = Field(description="Display title, or null.")
+    brand: str | None = Field(description="Brand, or null.")
+    identifiers: Identifiers = Field(description="Strong identifiers.")
+    attributes: dict[str, ItemAttribute] = Field(
+        description="Attribute key (e.g. `storage:capacity`) to its value."
+    )
+
+
+class ItemFields(EventPayload):
+    """The public fields of an item revision as a release snapshots them: `ItemPayload` without `status`."""
+
+    item: Identifier = Field(description="Item id (`itm_…`).")
+    profile: str = Field(min_length=1, description="Normalization profile pin, e.g. `np_storage@1`.")
+    title: str | None = Field(description="Display title, or null.")
+    brand: str | None = Field(description="Brand, or null.")
+    identifiers: Identifiers = Field(description="Strong identifiers.")
+    attributes: dict[str, ItemAttribute] = Field(description="Attribute key to its value.")
+
+
+class ListingPayload(EventPayload):
+    """`listing.observed`: a source's listing as last observed; also the public listing fields of a release."""
+
+    listing: Identifier = Field(description="Listing id (`lst_…`, stable per source and natural key).")
+    source_id: Identifier = Field(description="Source the listing was observed on.")
+    url: str | None = Field(description="Original URL, or null.")
+    title: str | None = Field(description="Title on the source, or null.")
+    price: DecimalString | None = Field(description="Price as a decimal string (never a number), or null.")
+    currency: str | None = Field(description="ISO 4217 currency of `price`, or null.")
+    availability: str | None = Field(description="Availability on the source (e.g. `in_stock`), or null.")
+    observed_at: OffsetDateTime = Field(
+        description="When the source showed this state; ISO 8601 with offset."
+    )
+
+
+class MappingPayload(EventPayload):
+    """`listing_mapping.created` / `listing_mapping.corrected`: the listing's one current item (INV-01)."""
+
+    # populate_by_name lets the resolver write ``previous_item=`` (``from`` is a keyword); the wire key stays the
+    # seed's ``from`` (if_accepted_change example evt_0142: {listing, from, item}).
+    model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
+
+    listing: Identifier = Field(description="Listing id; equals `aggregate.id`.")
+    previous_item: Identifier | None = Field(
+        alias="from", description="Item the listing was mapped to before this revision, or null."
+    )
+    item: Identifier = Field(description="Item the listing is mapped to now (INV-07: exists, not retired).")
+
+
+class ReleasedItem(EventPayload):
+    """An item revision a release publishes."""
+
+    item: Identifier = Field(description="Item id.")
+    revision: Revision = Field(description="The published item revision (`published_revision` publicly).")
+    fields: ItemFields = Field(description="Public fields snapshot of that revision.")
+
+
+class ReleasedListing(EventPayload):
+    """A public listing assignment a release publishes."""
+
+    listing: Identifier = Field(description="Listing id.")
+    item: Identifier = Field(description="The listing's one public item owner (INV-01).")
+    mapping_revision: Revision = Field(description="Revision of the listing mapping published.")
+    listing_revision: Revision = Field(description="Revision of the listing whose fields are published.")
+    fields: ListingPayload = Field(description="Public listing fields snapshot.")
+
+
+class ReleasePayload(EventPayload):
+    """`release.authorized`: what one publication adds or changes (earlier releases stay public)."""
+
+    release: Identifier = Field(
+        description="Release aggregate id, `rel_<catalog_id>`; equals `aggregate.id`."
+    )
+    publication_revision: Revision = Field(description="Identifies the release; equals `aggregate.revision`.")
+    items: tuple[ReleasedItem, ...] = Field(description="Item revisions this release publishes.")
+    listings: tuple[ReleasedListing, ...] = Field(description="Listing assignments this release publishes.")
