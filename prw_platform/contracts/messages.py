@@ -42,6 +42,9 @@ class AcceptedChange(_Message):
     observed_at: datetime | None = None
     accepted_at: datetime
     published_at: datetime | None = None
+    #: The payload's wire document. The envelope stays type-agnostic so that a consumer can read the event id and
+    #: position of a type it does not know (UNSUPPORTED_EVENT_TYPE, not SCHEMA_INVALID) and re-read a parked
+    #: message; ``VOCABULARY[type].document(...)`` writes it from a payload model, ``.parse(...)`` reads it back.
     payload: dict[str, Any]
 
     def to_message(self) -> dict[str, Any]:

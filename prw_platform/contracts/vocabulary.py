@@ -89,7 +89,7 @@ class EventType:
         types this event type depends on. Raises ``SchemaViolation``: the decision rolls back."""
         errors = self._envelope_errors(aggregate)
         if not isinstance(payload, self.payload):
-            errors.append(f"{self.name} carries a {self.payload.__name__}, not a {type(payload).__name__}")
+            errors.append(f"{self.name} carries {self.payload.__name__}, not {type(payload).__name__}")
         else:
             errors += undeclared_keys(payload) + self._payload_errors(aggregate, payload)
         errors += [
@@ -118,8 +118,7 @@ class EventType:
             revision = field_value(payload, self.revision_key)
             if revision != aggregate.revision:
                 errors.append(
-                    f"payload {self.revision_key} {revision!r} is not the aggregate revision "
-                    f"{aggregate.revision} (docs/events.md)"
+                    f"payload {self.revision_key} {revision!r} is not the aggregate revision {aggregate.revision}"
                 )
         return errors
 

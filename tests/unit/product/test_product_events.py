@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from prw_platform.contracts import ItemPayload, MappingPayload, ReleasePayload
+from prw_platform.contracts import VOCABULARY, ItemPayload, MappingPayload, ReleasePayload
 from prw_platform.product.errors import SchemaInvalid, UnsupportedEventType
 from prw_platform.product.events import AggregateKey, Requirement, parse_delivery
 from tests.unit.product.stream import StreamBuilder
@@ -100,6 +100,82 @@ def test_a_message_breaking_the_schema_or_the_vocabulary_is_schema_invalid(path:
         parse_delivery(message)
     assert raised.value.code == "SCHEMA_INVALID"
     assert raised.value.event_id == message["event_id"]
+
+
+def _stream_of_every_type() -> dict[str, dict[str, Any]]:
+    """One message per vocabulary type, each the first of its type in a consistent stream."""
+    stream = StreamBuilder()
+    messages = {"catalog_item.created": stream.item("itm_a")}
+    messages["catalog_item.updated"] = stream.item("itm_a", title="Lumen P5 1 TB SSD (2026)")
+    messages["listing.observed"] = stream.listing("lst_1")
+    stream.item("itm_b")
+    messages["listing_mapping.created"] = stream.mapping("lst_1", "itm_a")
+    messages["listing_mapping.corrected"] = stream.mapping("lst_1", "itm_b")
+    messages["release.authorized"] = stream.release()
+    return messages
+
+
+# if_accepted_change / docs/events.md, per event type: a payload missing a required field, a field of the wrong
+# type, and a payload whose id is not the aggregate's are SCHEMA_INVALID (DLQ), whether the JSON schema or the
+# contract model catches it. ``needle`` is what the error must name.
+_PAYLOAD_BREAKS = [
+    ("catalog_item.created", "payload.title", _DELETE, "title"),
+    ("catalog_item.created", "payload.identifiers", "04006381333931", "identifiers"),
+    ("catalog_item.created", "payload.item", "itm_other", "itm_other"),
+    ("catalog_item.updated", "payload.identifiers.gtin", _DELETE, "gtin"),
+    ("catalog_item.updated", "payload.attributes", {"storage:capacity": {"value": 1}}, "definition_version"),
+    ("catalog_item.updated", "payload.item", "itm_b", "itm_b"),
+    ("catalog_item.updated", "aggregate.revision", 1, "revision"),
+    ("listing.observed", "payload.source_id", _DELETE, "source_id"),
+    ("listing.observed", "payload.price", 89.9, "price"),
+    ("listing.observed", "payload.price", "89,90", "price"),
+    ("listing.observed", "payload.observed_at", "2026-10-10T03:31:55", "observed_at"),
+    ("listing.observed", "payload.listing", "lst_2", "lst_2"),
+    ("listing_mapping.created", "payload.from", _DELETE, "from"),
+    ("listing_mapping.created", "payload.item", 5, "item"),
+    ("listing_mapping.created", "payload.listing", "lst_2", "lst_2"),
+    ("listing_mapping.created", "aggregate.revision", 2, "revision"),
+    ("listing_mapping.corrected", "payload.item", _DELETE, "item"),
+    ("listing_mapping.corrected", "payload.from", ["itm_a"], "from"),
+    ("listing_mapping.corrected", "payload.listing", "lst_2", "lst_2"),
+    ("release.authorized", "payload.items", _DELETE, "items"),
+    ("release.authorized", "payload.publication_revision", "1", "publication_revision"),
+    ("release.authorized", "payload.items.0.fields.profile", _DELETE, "profile"),
+    ("release.authorized", "payload.listings.0.fields.price", 89.9, "price"),
+    ("release.authorized", "payload.listings.0.mapping_revision", 0, "mapping_revision"),
+    ("release.authorized", "payload.release", "rel_cat_other", "rel_cat_other"),
+]
+
+
+@pytest.mark.parametrize(
+    ("event_type", "path", "value", "needle"),
+    _PAYLOAD_BREAKS,
+    ids=[f"{t}:{p}={'<missing>' if v is _DELETE else v}" for t, p, v, _ in _PAYLOAD_BREAKS],
+)
+def test_every_event_type_with_a_missing_mistyped_or_misidentified_payload_is_schema_invalid(
+    event_type: str, path: str, value: object, needle: str
+) -> None:
+    message = _stream_of_every_type()[event_type]
+    target: Any = message
+    *parents, last = path.split(".")
+    for key in parents:
+        target = target[int(key)] if isinstance(target, list) else target[key]
+    if value is _DELETE:
+        del target[last]
+    else:
+        target[last] = value
+    with pytest.raises(SchemaInvalid) as raised:
+        parse_delivery(message)
+    assert raised.value.code == "SCHEMA_INVALID"
+    assert raised.value.event_id == message["event_id"]
+    assert needle in str(raised.value)
+
+
+def test_every_event_type_of_a_consistent_stream_parses() -> None:
+    messages = _stream_of_every_type()
+    assert set(messages) == set(VOCABULARY)
+    for event_type, message in messages.items():
+        assert isinstance(parse_delivery(message).payload, VOCABULARY[event_type].payload)
 
 
 def test_a_release_whose_publication_revision_is_not_its_revision_is_schema_invalid() -> None:

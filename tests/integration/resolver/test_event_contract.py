@@ -1,0 +1,82 @@
+"""One contract per event type (docs/events.md): every event type in the vocabulary, as the resolver's own code
+builds it (decisions against a real database, relayed from the outbox), passes product.accepted-change.v1 and the
+product service's parser, and carries exactly the payload model its type declares."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from prw_platform.contracts import VOCABULARY, validate
+from prw_platform.contracts.vocabulary import undeclared_keys
+from prw_platform.db.database import Database
+from prw_platform.product.events import parse_delivery
+from prw_platform.resolver.decisions.events import EventBatch
+from prw_platform.resolver.decisions.facts import get_item
+from prw_platform.resolver.relay import RelayMessage, relay_batch
+from tests.integration.resolver.decision_builders import T0, Catalog
+
+SCHEMA = "product.accepted-change.v1.json"
+
+
+def _relayed(relay_db: Database) -> list[dict[str, Any]]:
+    published: list[RelayMessage] = []
+
+    def collect(messages: Sequence[RelayMessage]) -> None:
+        published.extend(messages)
+
+    while not relay_batch(relay_db, collect, batch_size=50).drained:
+        pass
+    return [message.body for message in published]
+
+
+def _item_update(catalog: Catalog, item_id: str) -> dict[str, Any]:
+    """``catalog_item.updated`` as EventBatch builds it from the stored item at its next revision. No decision
+    updates an item yet (the decision service only creates items), so this is the one type built below the
+    decision service: by the same EventBatch and ItemState.payload the decisions use."""
+    with catalog.owner_db.transaction() as conn:
+        stored = get_item(conn, catalog.tenant_id, item_id)
+    assert stored is not None
+    updated = dataclasses.replace(
+        stored, revision=stored.revision + 1, title=f"{stored.title} (2026 edition)"
+    )
+    batch = EventBatch(
+        catalog.stream,
+        catalog.committed_position(),
+        "dec_contract_update",
+        T0 + timedelta(days=1),
+        ("cap_contract",),
+        None,
+    )
+    batch.item_created(updated)
+    (event,) = batch.events
+    return event.to_message()
+
+
+def test_every_event_type_the_resolver_builds_passes_the_schema_and_the_product_parser(
+    catalog: Catalog, relay_db: Database
+) -> None:
+    first = catalog.decide(
+        catalog.create(1)
+    )  # catalog_item.created, listing.observed, mapping created, release
+    second = catalog.decide(catalog.create(2))
+    assert first.item_id
+    assert second.item_id
+    catalog.decide(catalog.map("rec_1", second.item_id))  # listing_mapping.corrected
+    catalog.decide(catalog.map("rec_1", second.item_id, price="99.50", observed_at=T0 + timedelta(hours=1)))
+    messages = [*_relayed(relay_db), _item_update(catalog, first.item_id)]
+
+    for message in messages:
+        validate(SCHEMA, message)
+        event = parse_delivery(message)
+        entry = VOCABULARY[message["type"]]
+        assert type(event.payload) is entry.payload, message["type"]
+        assert undeclared_keys(event.payload) == [], message["type"]
+        assert {dep["type"] for dep in message["dependencies"]} <= set(entry.depends_on), message["type"]
+        # What the product parses is what the resolver sent: the model writes the same document back.
+        assert event.payload.model_dump(mode="json", by_alias=True) == message["payload"]
+
+    built = {message["type"] for message in messages}
+    assert built == set(VOCABULARY), f"not built by the resolver: {sorted(set(VOCABULARY) - built)}"
