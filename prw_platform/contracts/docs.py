@@ -125,7 +125,8 @@ def _type_text(schema: Mapping[str, Any]) -> str:
 
 def _one_type(name: str | None, schema: Mapping[str, Any]) -> str:
     if name == "array":
-        return f"array of {_type_text(schema['items'])}"
+        items = _type_text(schema["items"])
+        return f"array of ({items})" if " or " in items else f"array of {items}"
     if name == "object" and isinstance(schema.get("additionalProperties"), dict):
         return f"map of string to {_type_text(schema['additionalProperties'])}"
     if name == "string" and "format" in schema:

@@ -25,7 +25,7 @@ from pydantic.json_schema import models_json_schema
 
 from prw_platform.contracts.docs import render_events_doc
 from prw_platform.contracts.envelope import ENVELOPE
-from prw_platform.contracts.messages import ACCEPTED_CHANGE_SCHEMA
+from prw_platform.contracts.schemas import ACCEPTED_CHANGE_SCHEMA
 from prw_platform.contracts.vocabulary import VOCABULARY, EventType, Revisions, payload_models
 
 ROOT: Final = Path(__file__).resolve().parents[2]

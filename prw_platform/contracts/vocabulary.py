@@ -10,14 +10,14 @@ prw_platform.contracts.generate``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel, ValidationError
 
-from prw_platform.contracts.messages import ACCEPTED_CHANGE_SCHEMA, AggregateRevision
 from prw_platform.contracts.payloads import (
     EventPayload,
     ItemPayload,
@@ -25,7 +25,10 @@ from prw_platform.contracts.payloads import (
     MappingPayload,
     ReleasePayload,
 )
-from prw_platform.contracts.schemas import SchemaViolation
+from prw_platform.contracts.schemas import ACCEPTED_CHANGE_SCHEMA, SchemaViolation
+
+if TYPE_CHECKING:  # messages.py checks payloads through VOCABULARY
+    from prw_platform.contracts.messages import AggregateRevision
 
 CATALOG_ITEM: Final = "catalog_item"
 LISTING: Final = "listing"
@@ -70,7 +73,8 @@ class EventType:
         Raises ``SchemaViolation`` (SCHEMA_INVALID) naming every problem found."""
         errors = self._envelope_errors(aggregate)
         try:
-            payload = self.payload.model_validate(document)
+            # Strict JSON semantics, as the schema has them: "1" is not an integer, 1 is not a string or a boolean.
+            payload = self.payload.model_validate_json(json.dumps(document), strict=True)
         except ValidationError as exc:
             raise SchemaViolation(ACCEPTED_CHANGE_SCHEMA, [*errors, *_pydantic_errors(exc)]) from exc
         errors += self._payload_errors(aggregate, payload)

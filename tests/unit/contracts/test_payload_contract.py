@@ -248,3 +248,13 @@ def test_the_seed_example_parses_as_its_vocabulary_type() -> None:
     assert payload == MappingPayload(
         listing="lst_lum_p5_1t_hs", previous_item="itm_ssd_p5_1t", item="itm_ssd_p5_1t_hs"
     )
+
+
+def test_to_message_checks_the_payload_of_a_vocabulary_type_with_its_model() -> None:
+    message = _message()
+    message["payload"]["status"] = "archived"
+    change = AcceptedChange.model_validate(message)
+    with pytest.raises(SchemaViolation, match="payload/status"):
+        change.to_message()
+    unknown = AcceptedChange.model_validate({**message, "type": "catalog_item.merged"})
+    assert unknown.to_message()["payload"]["status"] == "archived"

@@ -7,11 +7,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator, FormatChecker
 
-from prw_platform.contracts import VOCABULARY, ItemPayload, MappingPayload, ReleasePayload
+from prw_platform.contracts import VOCABULARY, ItemPayload, MappingPayload, ReleasePayload, load_schema
 from prw_platform.product.errors import SchemaInvalid, UnsupportedEventType
 from prw_platform.product.events import AggregateKey, Requirement, parse_delivery
 from tests.unit.product.stream import StreamBuilder
+
+_FULL_SCHEMA = Draft202012Validator(
+    load_schema("product.accepted-change.v1.json"), format_checker=FormatChecker()
+)
 
 SEED_EXAMPLE = (
     Path(__file__).parents[2] / "fixtures" / "seed_examples" / "product.accepted-change.v1.example0.json"
@@ -116,44 +121,52 @@ def _stream_of_every_type() -> dict[str, dict[str, Any]]:
 
 
 # if_accepted_change / docs/events.md, per event type: a payload missing a required field, a field of the wrong
-# type, and a payload whose id is not the aggregate's are SCHEMA_INVALID (DLQ), whether the JSON schema or the
-# contract model catches it. ``needle`` is what the error must name.
+# type, and a payload whose id is not the aggregate's are SCHEMA_INVALID (DLQ). ``needle`` is what the error must
+# name; ``in_schema`` says whether the JSON schema alone refuses it too (an id or publication_revision that differs
+# from the envelope's is a rule JSON Schema cannot state: only the contract models check it).
 _PAYLOAD_BREAKS = [
-    ("catalog_item.created", "payload.title", _DELETE, "title"),
-    ("catalog_item.created", "payload.identifiers", "04006381333931", "identifiers"),
-    ("catalog_item.created", "payload.item", "itm_other", "itm_other"),
-    ("catalog_item.updated", "payload.identifiers.gtin", _DELETE, "gtin"),
-    ("catalog_item.updated", "payload.attributes", {"storage:capacity": {"value": 1}}, "definition_version"),
-    ("catalog_item.updated", "payload.item", "itm_b", "itm_b"),
-    ("catalog_item.updated", "aggregate.revision", 1, "revision"),
-    ("listing.observed", "payload.source_id", _DELETE, "source_id"),
-    ("listing.observed", "payload.price", 89.9, "price"),
-    ("listing.observed", "payload.price", "89,90", "price"),
-    ("listing.observed", "payload.observed_at", "2026-10-10T03:31:55", "observed_at"),
-    ("listing.observed", "payload.listing", "lst_2", "lst_2"),
-    ("listing_mapping.created", "payload.from", _DELETE, "from"),
-    ("listing_mapping.created", "payload.item", 5, "item"),
-    ("listing_mapping.created", "payload.listing", "lst_2", "lst_2"),
-    ("listing_mapping.created", "aggregate.revision", 2, "revision"),
-    ("listing_mapping.corrected", "payload.item", _DELETE, "item"),
-    ("listing_mapping.corrected", "payload.from", ["itm_a"], "from"),
-    ("listing_mapping.corrected", "payload.listing", "lst_2", "lst_2"),
-    ("release.authorized", "payload.items", _DELETE, "items"),
-    ("release.authorized", "payload.publication_revision", "1", "publication_revision"),
-    ("release.authorized", "payload.items.0.fields.profile", _DELETE, "profile"),
-    ("release.authorized", "payload.listings.0.fields.price", 89.9, "price"),
-    ("release.authorized", "payload.listings.0.mapping_revision", 0, "mapping_revision"),
-    ("release.authorized", "payload.release", "rel_cat_other", "rel_cat_other"),
+    ("catalog_item.created", "payload.title", _DELETE, "title", True),
+    ("catalog_item.created", "payload.identifiers", "04006381333931", "identifiers", True),
+    ("catalog_item.created", "payload.status", True, "status", True),
+    ("catalog_item.created", "payload.item", "itm_other", "itm_other", False),
+    ("catalog_item.updated", "payload.identifiers.gtin", _DELETE, "gtin", True),
+    (
+        "catalog_item.updated",
+        "payload.attributes",
+        {"storage:capacity": {"value": 1}},
+        "definition_version",
+        True,
+    ),
+    ("catalog_item.updated", "payload.item", "itm_b", "itm_b", False),
+    ("catalog_item.updated", "aggregate.revision", 1, "revision", True),
+    ("listing.observed", "payload.source_id", _DELETE, "source_id", True),
+    ("listing.observed", "payload.price", 89.9, "price", True),
+    ("listing.observed", "payload.price", "89,90", "price", True),
+    ("listing.observed", "payload.observed_at", "2026-10-10T03:31:55", "observed_at", True),
+    ("listing.observed", "payload.listing", "lst_2", "lst_2", False),
+    ("listing_mapping.created", "payload.from", _DELETE, "from", True),
+    ("listing_mapping.created", "payload.item", 5, "item", True),
+    ("listing_mapping.created", "payload.listing", "lst_2", "lst_2", False),
+    ("listing_mapping.created", "aggregate.revision", 2, "revision", True),
+    ("listing_mapping.corrected", "payload.item", _DELETE, "item", True),
+    ("listing_mapping.corrected", "payload.from", ["itm_a"], "from", True),
+    ("listing_mapping.corrected", "payload.listing", "lst_2", "lst_2", False),
+    ("release.authorized", "payload.items", _DELETE, "items", True),
+    ("release.authorized", "payload.publication_revision", "1", "publication_revision", True),
+    ("release.authorized", "payload.items.0.fields.profile", _DELETE, "profile", True),
+    ("release.authorized", "payload.listings.0.fields.price", 89.9, "price", True),
+    ("release.authorized", "payload.listings.0.mapping_revision", 0, "mapping_revision", True),
+    ("release.authorized", "payload.release", "rel_cat_other", "rel_cat_other", False),
 ]
 
 
 @pytest.mark.parametrize(
-    ("event_type", "path", "value", "needle"),
+    ("event_type", "path", "value", "needle", "in_schema"),
     _PAYLOAD_BREAKS,
-    ids=[f"{t}:{p}={'<missing>' if v is _DELETE else v}" for t, p, v, _ in _PAYLOAD_BREAKS],
+    ids=[f"{t}:{p}={'<missing>' if v is _DELETE else v}" for t, p, v, _, _ in _PAYLOAD_BREAKS],
 )
 def test_every_event_type_with_a_missing_mistyped_or_misidentified_payload_is_schema_invalid(
-    event_type: str, path: str, value: object, needle: str
+    event_type: str, path: str, value: object, needle: str, in_schema: bool
 ) -> None:
     message = _stream_of_every_type()[event_type]
     target: Any = message
@@ -169,6 +182,9 @@ def test_every_event_type_with_a_missing_mistyped_or_misidentified_payload_is_sc
     assert raised.value.code == "SCHEMA_INVALID"
     assert raised.value.event_id == message["event_id"]
     assert needle in str(raised.value)
+    # The consumer checks payloads with the models the schema's payload union is generated from: they agree.
+    schema_errors = list(_FULL_SCHEMA.iter_errors(message))
+    assert bool(schema_errors) is in_schema, schema_errors
 
 
 def test_every_event_type_of_a_consistent_stream_parses() -> None:
