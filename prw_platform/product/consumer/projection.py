@@ -7,6 +7,7 @@ This module owns ``applied_revision``, ``item_projection``, ``listing_projection
 
 from __future__ import annotations
 
+from psycopg.rows import scalar_row
 from psycopg.types.json import Jsonb
 
 from prw_platform.contracts import ItemPayload, ListingPayload, MappingPayload
@@ -17,12 +18,13 @@ from prw_platform.product.scopes import ProjectedScope
 
 def applied_revision(conn: Connection, scope: ProjectedScope, aggregate: AggregateKey) -> int:
     """The applied revision of an aggregate; 0 when none is applied yet."""
-    row = conn.execute(
-        """SELECT revision FROM product.applied_revision
-           WHERE tenant_id = %s AND catalog_id = %s AND aggregate_type = %s AND aggregate_id = %s""",
-        (scope.tenant_id, scope.catalog_id, aggregate.type, aggregate.id),
-    ).fetchone()
-    return int(str(row["revision"])) if row else 0
+    with conn.cursor(row_factory=scalar_row) as cur:
+        revision: int | None = cur.execute(
+            """SELECT revision FROM product.applied_revision
+               WHERE tenant_id = %s AND catalog_id = %s AND aggregate_type = %s AND aggregate_id = %s""",
+            (scope.tenant_id, scope.catalog_id, aggregate.type, aggregate.id),
+        ).fetchone()
+    return revision or 0
 
 
 def set_applied_revision(conn: Connection, scope: ProjectedScope, event: ProductEvent) -> None:

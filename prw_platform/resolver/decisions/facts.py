@@ -168,25 +168,13 @@ def observe_listing(
     return observed
 
 
-def _item(row: dict[str, Any]) -> ItemState:
-    return ItemState(
-        item_id=row["item_id"],
-        catalog_id=row["catalog_id"],
-        revision=int(row["revision"]),
-        status=row["status"],
-        profile=row["profile"],
-        title=row["title"],
-        brand=row["brand"],
-        identifiers=dict(row["identifiers"]),
-        attributes=dict(row["attributes"]),
-    )
-
-
 def get_item(conn: Connection, tenant_id: str, item_id: str) -> ItemState | None:
-    row = conn.execute(
-        "SELECT * FROM resolver.catalog_item WHERE tenant_id = %s AND item_id = %s", (tenant_id, item_id)
-    ).fetchone()
-    return _item(row) if row else None
+    with conn.cursor(row_factory=class_row(ItemState)) as cur:
+        return cur.execute(
+            """SELECT item_id, catalog_id, revision, status, profile, title, brand, identifiers, attributes
+               FROM resolver.catalog_item WHERE tenant_id = %s AND item_id = %s""",
+            (tenant_id, item_id),
+        ).fetchone()
 
 
 def insert_item(conn: Connection, tenant_id: str, item: ItemState, now: datetime) -> None:
@@ -211,37 +199,24 @@ def insert_item(conn: Connection, tenant_id: str, item: ItemState, now: datetime
     )
 
 
-def _listing(row: dict[str, Any]) -> ListingState:
-    return ListingState(
-        listing_id=row["listing_id"],
-        catalog_id=row["catalog_id"],
-        source_id=row["source_id"],
-        natural_key=row["natural_key"],
-        native_record_id=row["native_record_id"],
-        revision=int(row["revision"]),
-        url=row["url"],
-        title=row["title"],
-        price=row["price"],
-        currency=row["currency"],
-        availability=row["availability"],
-        observed_at=row["observed_at"],
-        capture_id=row["capture_id"],
-    )
-
-
 def get_listing(conn: Connection, tenant_id: str, listing_id: str) -> ListingState | None:
-    row = conn.execute(
-        "SELECT * FROM resolver.listing WHERE tenant_id = %s AND listing_id = %s", (tenant_id, listing_id)
-    ).fetchone()
-    return _listing(row) if row else None
+    with conn.cursor(row_factory=class_row(ListingState)) as cur:
+        return cur.execute(
+            """SELECT listing_id, catalog_id, source_id, natural_key, native_record_id, revision, url, title, price,
+                      currency, availability, observed_at, capture_id
+               FROM resolver.listing WHERE tenant_id = %s AND listing_id = %s""",
+            (tenant_id, listing_id),
+        ).fetchone()
 
 
 def find_listing(conn: Connection, tenant_id: str, source_id: str, natural_key: str) -> ListingState | None:
-    row = conn.execute(
-        "SELECT * FROM resolver.listing WHERE tenant_id = %s AND source_id = %s AND natural_key = %s",
-        (tenant_id, source_id, natural_key),
-    ).fetchone()
-    return _listing(row) if row else None
+    with conn.cursor(row_factory=class_row(ListingState)) as cur:
+        return cur.execute(
+            """SELECT listing_id, catalog_id, source_id, natural_key, native_record_id, revision, url, title, price,
+                      currency, availability, observed_at, capture_id
+               FROM resolver.listing WHERE tenant_id = %s AND source_id = %s AND natural_key = %s""",
+            (tenant_id, source_id, natural_key),
+        ).fetchone()
 
 
 def write_listing(conn: Connection, tenant_id: str, listing: ListingState, now: datetime) -> None:
@@ -283,22 +258,13 @@ def write_listing(conn: Connection, tenant_id: str, listing: ListingState, now: 
     )
 
 
-def _mapping(row: dict[str, Any]) -> MappingState:
-    return MappingState(
-        listing_id=row["listing_id"],
-        catalog_id=row["catalog_id"],
-        item_id=row["item_id"],
-        revision=int(row["revision"]),
-        decision_id=row["decision_id"],
-    )
-
-
 def get_mapping(conn: Connection, tenant_id: str, listing_id: str) -> MappingState | None:
-    row = conn.execute(
-        "SELECT * FROM resolver.listing_mapping WHERE tenant_id = %s AND listing_id = %s",
-        (tenant_id, listing_id),
-    ).fetchone()
-    return _mapping(row) if row else None
+    with conn.cursor(row_factory=class_row(MappingState)) as cur:
+        return cur.execute(
+            """SELECT listing_id, catalog_id, item_id, revision, decision_id
+               FROM resolver.listing_mapping WHERE tenant_id = %s AND listing_id = %s""",
+            (tenant_id, listing_id),
+        ).fetchone()
 
 
 def next_mapping(

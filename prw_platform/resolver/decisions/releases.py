@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from psycopg.rows import class_row, scalar_row
+
 from prw_platform import contracts
 from prw_platform.db.database import Connection
 from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
@@ -64,6 +66,20 @@ def release_id_for(catalog_id: str) -> str:
     return f"rel_{catalog_id}"
 
 
+@dataclass(frozen=True, slots=True)
+class _PublishedItem:
+    item_id: str
+    revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class _PublishedListing:
+    listing_id: str
+    item_id: str
+    mapping_revision: int
+    listing_revision: int
+
+
 def unreleased(
     conn: Connection,
     tenant_id: str,
@@ -71,27 +87,23 @@ def unreleased(
     listings: Sequence[ReleasedListing],
 ) -> tuple[tuple[ItemState, ...], tuple[ReleasedListing, ...]]:
     """The subset of ``items`` and ``listings`` (current state) that the catalog does not publish yet."""
-    item_ids = [i.item_id for i in items]
-    published_items = {
-        str(r["item_id"]): int(str(r["revision"]))
-        for r in conn.execute(
-            "SELECT item_id, revision FROM resolver.released_item WHERE tenant_id = %s AND item_id = ANY(%s)",
-            (tenant_id, item_ids),
-        ).fetchall()
-    }
-    listing_ids = [r.listing.listing_id for r in listings]
-    published_listings = {
-        str(r["listing_id"]): (
-            str(r["item_id"]),
-            int(str(r["mapping_revision"])),
-            int(str(r["listing_revision"])),
-        )
-        for r in conn.execute(
-            """SELECT listing_id, item_id, mapping_revision, listing_revision FROM resolver.released_listing
-               WHERE tenant_id = %s AND listing_id = ANY(%s)""",
-            (tenant_id, listing_ids),
-        ).fetchall()
-    }
+    with conn.cursor(row_factory=class_row(_PublishedItem)) as cur:
+        published_items = {
+            r.item_id: r.revision
+            for r in cur.execute(
+                "SELECT item_id, revision FROM resolver.released_item WHERE tenant_id = %s AND item_id = ANY(%s)",
+                (tenant_id, [i.item_id for i in items]),
+            )
+        }
+    with conn.cursor(row_factory=class_row(_PublishedListing)) as cur:
+        published_listings = {
+            r.listing_id: (r.item_id, r.mapping_revision, r.listing_revision)
+            for r in cur.execute(
+                """SELECT listing_id, item_id, mapping_revision, listing_revision FROM resolver.released_listing
+                   WHERE tenant_id = %s AND listing_id = ANY(%s)""",
+                (tenant_id, [r.listing.listing_id for r in listings]),
+            )
+        }
     new_items = tuple(
         i for i in items if i.status == "active" and published_items.get(i.item_id, 0) < i.revision
     )
@@ -107,12 +119,13 @@ def unreleased(
 def next_publication_revision(conn: Connection, tenant_id: str, catalog_id: str) -> int:
     """The release aggregate's next revision, from the catalog's counter row (never max()). The decision holds
     the stream cursor lock; the row lock taken here also orders releases written outside a decision."""
-    row = conn.execute(
-        """SELECT publication_revision FROM resolver.release_pointer
-           WHERE tenant_id = %s AND catalog_id = %s FOR UPDATE""",
-        (tenant_id, catalog_id),
-    ).fetchone()
-    return (int(str(row["publication_revision"])) if row else 0) + 1
+    with conn.cursor(row_factory=scalar_row) as cur:
+        current: int | None = cur.execute(
+            """SELECT publication_revision FROM resolver.release_pointer
+               WHERE tenant_id = %s AND catalog_id = %s FOR UPDATE""",
+            (tenant_id, catalog_id),
+        ).fetchone()
+    return (current or 0) + 1
 
 
 def record_release(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from psycopg.rows import scalar_row
+from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from prw_platform.contracts import ResolutionJob, SchemaViolation
@@ -113,6 +113,13 @@ def enqueue_after_commit(db: Database, enqueuer: JobEnqueuer, job: ResolutionJob
     return True
 
 
+@dataclass(frozen=True, slots=True)
+class _PendingJob:
+    tenant_id: str
+    job_id: str
+    message: object
+
+
 def sweep_pending_jobs(
     db: Database, enqueuer: JobEnqueuer, older_than: timedelta, *, limit: int = 100
 ) -> SweepReport:
@@ -124,16 +131,17 @@ def sweep_pending_jobs(
     enqueued: list[str] = []
     failed: list[str] = []
     with db.transaction() as conn:
-        rows = conn.execute(
-            """SELECT tenant_id, job_id, message FROM resolver.resolution_job
-               WHERE status = 'pending' AND created_at <= now() - %s
-               ORDER BY created_at LIMIT %s FOR UPDATE SKIP LOCKED""",
-            (older_than, limit),
-        ).fetchall()
+        with conn.cursor(row_factory=class_row(_PendingJob)) as cur:
+            rows = cur.execute(
+                """SELECT tenant_id, job_id, message FROM resolver.resolution_job
+                   WHERE status = 'pending' AND created_at <= now() - %s
+                   ORDER BY created_at LIMIT %s FOR UPDATE SKIP LOCKED""",
+                (older_than, limit),
+            ).fetchall()
         for row in rows:
-            job_id = str(row["job_id"])
+            job_id = row.job_id
             try:
-                enqueuer.enqueue(ResolutionJob.from_message(row["message"]))
+                enqueuer.enqueue(ResolutionJob.from_message(row.message))
             except SchemaViolation:
                 log.error("pending job %s has an invalid message; left pending", job_id, exc_info=True)
                 failed.append(job_id)
@@ -145,7 +153,7 @@ def sweep_pending_jobs(
             conn.execute(
                 """UPDATE resolver.resolution_job SET status = 'enqueued', enqueued_at = now()
                    WHERE tenant_id = %s AND job_id = %s AND status = 'pending'""",
-                (row["tenant_id"], job_id),
+                (row.tenant_id, job_id),
             )
             enqueued.append(job_id)
     return SweepReport(tuple(enqueued), tuple(failed))
