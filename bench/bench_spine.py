@@ -222,16 +222,20 @@ def run_baseline(owner: Database, bodies: list[str]) -> None:
 
 
 def throughput(admin_url: str, decisions: int, round_size: int, release_policy: ReleasePolicy) -> None:
-    with scratch_platform(admin_url, "throughput") as platform:
+    with (
+        scratch_platform(admin_url, "throughput") as platform,
+        # The owner (the server's superuser): it reads every stream's outbox and owns the baseline table.
+        Database(platform.urls.main, role=None, max_size=2, application_name="prw-bench-owner") as owner,
+    ):
         stream = provision(platform, release_policy)
         print(
             f"(a) seeding {decisions:,} automatic (rule) decisions, release policy {release_policy}",
             flush=True,
         )
         seed_seconds, events = seed_decisions(platform, stream, decisions)
-        bodies = outbox_bodies(platform.owner_db)
+        bodies = outbox_bodies(owner)
         assert len(bodies) == events
-        platform.owner_db.run(lambda conn: conn.execute(BASELINE_TABLE))
+        owner.run(lambda conn: conn.execute(BASELINE_TABLE))
         elapsed = {"relay": 0.0, "apply": 0.0, "baseline": 0.0}
         parked: list[int] = []
         print(f"(a) relay, baseline and apply in rounds of {round_size:,} events", flush=True)
@@ -245,7 +249,7 @@ def throughput(admin_url: str, decisions: int, round_size: int, release_policy: 
                 if name == "relay":
                     run_relay(platform, count)
                 else:
-                    run_baseline(platform.owner_db, bodies[start : start + count])
+                    run_baseline(owner, bodies[start : start + count])
                 elapsed[name] += time.perf_counter() - began
             began = time.perf_counter()
             run_apply(platform, count, parked)
