@@ -56,6 +56,7 @@ def test_help_imports_nothing_but_the_command_line_toolkit() -> None:
     [
         pytest.param(("plugins",), id="plugins"),
         pytest.param(("extract", str(PAGE)), id="extract-one-page"),
+        pytest.param(("dev", "--help"), id="dev-help"),
     ],
 )
 def test_quick_commands_import_no_edge_framework_and_no_database_stack(args: tuple[str, ...]) -> None:
