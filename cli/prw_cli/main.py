@@ -40,7 +40,7 @@ class PrwCommands(LazyGroup):
         LazyCommand(
             "extract",
             "prw_cli.commands.extract:extract",
-            "Dry-run an adapter (and a profile) on a local file.",
+            "Dry-run an adapter (and a profile) on local files.",
         ),
         LazyCommand(
             "clients",

@@ -56,6 +56,7 @@ def test_help_imports_nothing_but_the_command_line_toolkit() -> None:
     [
         pytest.param(("plugins",), id="plugins"),
         pytest.param(("extract", str(PAGE)), id="extract-one-page"),
+        pytest.param(("extract", str(PAGES), "--glob", "*.html"), id="extract-a-directory"),
         pytest.param(("dev", "--help"), id="dev-help"),
     ],
 )
