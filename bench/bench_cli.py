@@ -64,9 +64,9 @@ def run_once(case: Case, env: dict[str, str]) -> float:
     return took
 
 
-def measure(cases: Sequence[Case], repeat: int, env: dict[str, str]) -> dict[str, list[float]]:
+def measure(cases: Sequence[Case], repeat: int, env: dict[str, str], warm_up: bool) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = {case.label: [] for case in cases}
-    for case in cases:  # one warm-up each: the first start after a change compiles bytecode, fills caches
+    for case in cases if warm_up else ():  # the first start after a change compiles bytecode, fills caches
         run_once(case, env)
     for round_index in range(repeat):
         rotation = round_index % len(cases)
@@ -81,9 +81,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--pages", type=int, default=100, help="pages for the one-run extract (default 100; 0 skips it)"
     )
-    parser.add_argument("--smoke", action="store_true", help="a tiny run (2 repetitions, 3 pages)")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that checks the benchmark works (1 run each, 3 pages)",
+    )
     args = parser.parse_args(argv)
-    repeat, pages = (2, 3) if args.smoke else (args.repeat, args.pages)
+    repeat, pages = (1, 3) if args.smoke else (args.repeat, args.pages)
     # The environment an adapter author has: plugins autoloaded, no database needed, a fixed terminal width.
     env = {k: v for k, v in os.environ.items() if k != "PRW_DISABLE_PLUGIN_AUTOLOAD"} | {"COLUMNS": "120"}
 
@@ -98,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             copy_pages(Path(scratch), pages)
             cases.append(Case(f"prw extract DIR ({pages} pages, one run)", [PRW, "extract", scratch]))
         print(f"{sys.executable}; {repeat} interleaved runs of each command, median wall time", flush=True)
-        samples = measure(cases, repeat, env)
+        samples = measure(cases, repeat, env, warm_up=not args.smoke)
 
     medians = {label: statistics.median(values) for label, values in samples.items()}
     base = medians[bare.label]

@@ -1,6 +1,6 @@
 """The spine's two benchmarks (issue 3), each against a baseline measured in the same run.
 
-    python bench/bench_spine.py [--decisions 10000] [--captures 50] [--database-url URL]
+    python bench/bench_spine.py [--decisions 10000] [--captures 50] [--database-url URL] [--smoke]
 
 (a) Relay + apply throughput. A scratch database is seeded with ``--decisions`` committed automatic decisions
     (``CreateItemAndMap`` rule decisions through the decision service, AW-01). The seeded catalog's release policy
@@ -431,7 +431,14 @@ def main() -> None:
     )
     parser.add_argument("--database-url", help="a PostgreSQL server to create the scratch databases on")
     parser.add_argument("--skip", choices=("throughput", "latency"), help="run only the other benchmark")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that checks the benchmark works (20 decisions, 1 capture per variant)",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.decisions, args.round_size, args.captures, args.block = 20, 30, 1, 1
     admin_url, where = server_admin_url(args.database_url)
     with psycopg.connect(admin_url) as conn:
         version = conn.execute("SHOW server_version").fetchone()
