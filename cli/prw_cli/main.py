@@ -24,7 +24,7 @@ class PrwCommands(LazyGroup):
         LazyCommand(
             "worker",
             "prw_cli.commands.worker:worker",
-            "Run pipeline stages in a loop without Dagster, for low latency. Ctrl-C finishes the current batch.",
+            "Run registered stages in a loop without Dagster, for low latency. Ctrl-C finishes the current batch.",
         ),
         LazyCommand(
             "migrate",
