@@ -108,6 +108,8 @@ def main(argv: list[str]) -> int:
         print("usage: python -m prw_cli.supervisor -- COMMAND [ARGS...]", file=sys.stderr)
         return 2
     parent = os.getppid()
+    if os.getpgrp() != os.getpid():  # started without a group of its own: never signal the caller's group
+        os.setpgid(0, 0)
     process: subprocess.Popen[bytes] | None = None
     try:
         signal.signal(PARENT_DEATH_SIGNAL, _parent_gone)
