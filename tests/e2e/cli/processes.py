@@ -172,3 +172,13 @@ def wait_until_gone(pids: set[int], deadline_s: float) -> dict[int, str]:
     while any(alive(pid) for pid in pids) and time.monotonic() < end:
         pause.wait(0.1)
     return survivors(pids)
+
+
+def catches(pid: int, signum: int) -> bool:
+    """Has the process installed a handler for ``signum`` (the SigCgt mask of /proc/<pid>/status)?"""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    mask = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(mask, 16) >> (signum - 1) & 1)
