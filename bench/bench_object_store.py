@@ -1,6 +1,6 @@
 """ObjectStore put_if_absent throughput against a baseline measured in the same run.
 
-    python bench/bench_object_store.py [--n 2000] [--sizes 4096,65536] [--dir PATH] [--s3]
+    python bench/bench_object_store.py [--n 2000] [--sizes 4096,65536] [--dir PATH] [--s3] [--smoke]
 
 Filesystem: the store (hash check, temp envelope, fsync, exclusive link, directory fsync) against the baseline,
 a raw write of the same bytes into the same directory tree (create, write, fsync, close). The ratio
@@ -172,7 +172,12 @@ def main() -> None:
     )
     parser.add_argument("--s3", action="store_true", help="also measure the S3 backend against moto")
     parser.add_argument("--s3-n", type=int, default=300, help="puts per size against moto (default 300)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="a tiny run that checks the benchmark works (20 puts, 4 KiB)"
+    )
     arguments = parser.parse_args()
+    if arguments.smoke:
+        arguments.n, arguments.s3_n, arguments.sizes, arguments.chunk = 20, 10, "4096", 10
     sizes = [int(size) for size in arguments.sizes.split(",")]
 
     rows = []

@@ -1,6 +1,6 @@
 """PostgreSQL queue throughput (send -> receive(batch) -> ack) against a baseline measured in the same run.
 
-    python bench/bench_queue.py [--n 5000] [--batch 10] [--database-url URL]
+    python bench/bench_queue.py [--n 5000] [--batch 10] [--database-url URL] [--smoke]
 
 The script creates a scratch database (on the server of ``--database-url``, or on a throwaway embedded server
 when no URL is given), migrates it, and drops it at the end.
@@ -223,7 +223,12 @@ def main() -> None:
         "--round", type=int, default=500, dest="round_size", help="messages per interleaved round"
     )
     parser.add_argument("--database-url", help="a PostgreSQL server to create the scratch database on")
+    parser.add_argument(
+        "--smoke", action="store_true", help="a tiny run that checks the benchmark works (50 messages)"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.n, args.round_size = 50, 25
     run(args.n, args.batch, args.round_size, args.database_url)
 
 

@@ -1,15 +1,15 @@
 """The spine's two benchmarks (issue 3), each against a baseline measured in the same run.
 
-    python bench/bench_spine.py [--decisions 10000] [--captures 50] [--database-url URL]
+    python bench/bench_spine.py [--decisions 10000] [--captures 50] [--database-url URL] [--smoke]
 
 (a) Relay + apply throughput. A scratch database is seeded with ``--decisions`` committed automatic decisions
     (``CreateItemAndMap`` rule decisions through the decision service, AW-01). The seeded catalog's release policy
     is manual by default, so each decision commits three events (item created, listing observed, mapping
     created); ``--release-policy automatic`` adds a release.authorized event to each, which made seeding about
     half as fast and the whole run about twice as long. Then, in interleaved rounds, the relay
-    (``pipeline.relay_outbox``, AW-03) publishes the round's events to the PostgreSQL accepted-change queue and
+    (``Platform.relay.run_batch``, AW-03) publishes the round's events to the PostgreSQL accepted-change queue and
     marks them, the baseline INSERTs the same number of rows of the same JSON event bodies into a plain table
-    (100 rows per transaction, like one relay batch), and the product consumer (``pipeline.apply_changes``,
+    (100 rows per transaction, like one relay batch), and the product consumer (``Platform.product_apply``,
     AW-04) applies the round. Events per second of each, per round and overall, and the ratio to the baseline:
     what the relay's read + publish + mark, and the consumer's receive + epoch/inbox/revision checks + projection
     + progress + ack, cost over writing the bytes once.
@@ -19,7 +19,7 @@
     through the intake app (token, upload, POST /v1/captures -> 202) as a distinct synthetic schema.org JSON-LD
     product page with a unique GTIN; the clock runs from the 202 until the product app's GET /v1/items/{id} shows the item (polled every 5 ms).
     Baselines in the same run, in rotating blocks with the workers stopped: the bare HTTP round trip of the
-    capture submit, and one synchronous ``pipeline.drain`` pass (resolve, relay, apply back to back in the
+    capture submit, and one synchronous ``runtime.drain`` pass (resolve, relay, apply back to back in the
     caller, until a round finds nothing). Latency / drain is the cost of running the stages as independent
     polling loops that hand over through queues, against calling them in sequence.
 
@@ -53,18 +53,18 @@ from psycopg import sql
 from prw_api import compose
 from prw_api.server import BackgroundServer
 from prw_cli.collector import Collector
-from prw_cli.commands.worker import DEFAULT_IDLE_SLEEP, PIPELINE_STAGES, WorkerLoop, stage_functions
-from prw_platform import pipeline
 from prw_platform.auth import ClientSpec, create_client
 from prw_platform.auth.scopes import COLLECTOR_SCOPES
 from prw_platform.bootstrap import Platform, bootstrap
 from prw_platform.config import Settings
 from prw_platform.db.database import Connection, Database
 from prw_platform.db.urls import with_database
+from prw_platform.pipeline import RELAY, default_stages
 from prw_platform.plugins.types import NormalizedAttribute
 from prw_platform.product.scopes import project_catalog
 from prw_platform.resolver.catalogs import CatalogSpec, ReleasePolicy, SourceSpec, provision_catalog
 from prw_platform.resolver.decisions import CreateItemAndMap, ItemFacts, ListingObservation, StreamRef, decide
+from prw_platform.runtime import WorkerLoop, drain, stage_rounds
 
 TENANT, CATALOG, SOURCE = "ten_bench", "cat_bench", "src_bench_web"
 WORKER, INSTANCE = "cw_bench", "ci_bench_01"
@@ -191,7 +191,7 @@ def outbox_bodies(owner: Database) -> list[str]:
 def run_relay(platform: Platform, count: int) -> None:
     published = 0
     while published < count:
-        result = pipeline.relay_outbox(platform, batch_size=min(BATCH, count - published))
+        result = platform.relay.run_batch(min(BATCH, count - published))
         if result.drained:
             raise RuntimeError("the outbox ran dry before the round was relayed")
         published += result.published
@@ -200,7 +200,7 @@ def run_relay(platform: Platform, count: int) -> None:
 def run_apply(platform: Platform, count: int, parked: list[int]) -> None:
     received = 0
     while received < count:
-        report = pipeline.apply_changes(platform)
+        report = platform.product_apply.run_batch()
         if report.received == 0:
             raise RuntimeError("the accepted-change queue ran dry before the round was applied")
         if report.retried or report.dead_lettered or report.ignored_duplicate:
@@ -222,16 +222,20 @@ def run_baseline(owner: Database, bodies: list[str]) -> None:
 
 
 def throughput(admin_url: str, decisions: int, round_size: int, release_policy: ReleasePolicy) -> None:
-    with scratch_platform(admin_url, "throughput") as platform:
+    with (
+        scratch_platform(admin_url, "throughput") as platform,
+        # The owner (the server's superuser): it reads every stream's outbox and owns the baseline table.
+        Database(platform.urls.main, role=None, max_size=2, application_name="prw-bench-owner") as owner,
+    ):
         stream = provision(platform, release_policy)
         print(
             f"(a) seeding {decisions:,} automatic (rule) decisions, release policy {release_policy}",
             flush=True,
         )
         seed_seconds, events = seed_decisions(platform, stream, decisions)
-        bodies = outbox_bodies(platform.owner_db)
+        bodies = outbox_bodies(owner)
         assert len(bodies) == events
-        platform.owner_db.run(lambda conn: conn.execute(BASELINE_TABLE))
+        owner.run(lambda conn: conn.execute(BASELINE_TABLE))
         elapsed = {"relay": 0.0, "apply": 0.0, "baseline": 0.0}
         parked: list[int] = []
         print(f"(a) relay, baseline and apply in rounds of {round_size:,} events", flush=True)
@@ -245,7 +249,7 @@ def throughput(admin_url: str, decisions: int, round_size: int, release_policy: 
                 if name == "relay":
                     run_relay(platform, count)
                 else:
-                    run_baseline(platform.owner_db, bodies[start : start + count])
+                    run_baseline(owner, bodies[start : start + count])
                 elapsed[name] += time.perf_counter() - began
             began = time.perf_counter()
             run_apply(platform, count, parked)
@@ -341,7 +345,7 @@ def latency(admin_url: str, captures: int, block: int, idle_sleeps: tuple[float,
         numbers = itertools.count(1)
         variants = ["sync drain", *(f"workers, idle-sleep {s:g} s" for s in idle_sleeps)]
         samples = {v: Samples([], []) for v in variants}
-        stages = stage_functions(platform, PIPELINE_STAGES)
+        stages = stage_rounds(platform, platform.stages.names(pipeline_only=True))
         with (
             BackgroundServer(intake_app) as intake,
             BackgroundServer(product_app) as product_server,
@@ -350,7 +354,7 @@ def latency(admin_url: str, captures: int, block: int, idle_sleeps: tuple[float,
         ):
             # Warm up: token, connection pools, plugin registry, adapter imports.
             _, gtin = submit(collector, run, next(numbers))
-            pipeline.drain(platform)
+            drain(platform)
             wait_public(product, gtin)
             print(
                 f"(b) {captures} captures per variant, one at a time, in rotating blocks of {block}",
@@ -364,7 +368,7 @@ def latency(admin_url: str, captures: int, block: int, idle_sleeps: tuple[float,
                         for _ in range(count):
                             took, gtin = submit(collector, run, next(numbers))
                             began = time.perf_counter()
-                            pipeline.drain(platform)
+                            drain(platform)
                             samples[variant].public.append(time.perf_counter() - began)
                             samples[variant].submit.append(took)
                             wait_public(product, gtin, deadline_s=0.5)  # drained means public
@@ -427,7 +431,14 @@ def main() -> None:
     )
     parser.add_argument("--database-url", help="a PostgreSQL server to create the scratch databases on")
     parser.add_argument("--skip", choices=("throughput", "latency"), help="run only the other benchmark")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that checks the benchmark works (20 decisions, 1 capture per variant)",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.decisions, args.round_size, args.captures, args.block = 20, 30, 1, 1
     admin_url, where = server_admin_url(args.database_url)
     with psycopg.connect(admin_url) as conn:
         version = conn.execute("SHOW server_version").fetchone()
@@ -435,7 +446,7 @@ def main() -> None:
     if args.skip != "throughput":
         throughput(admin_url, args.decisions, args.round_size, args.release_policy)
     if args.skip != "latency":
-        latency(admin_url, args.captures, args.block, (1.0, DEFAULT_IDLE_SLEEP["relay"], 0.05))
+        latency(admin_url, args.captures, args.block, (1.0, default_stages()[RELAY].idle_sleep, 0.05))
 
 
 if __name__ == "__main__":

@@ -1,14 +1,62 @@
-"""Entry point of the `prw` command."""
+"""Entry point of the `prw` command.
+
+Subcommands are imported only when they run (``prw_cli.lazy``): ``prw --help`` imports none of them, ``prw extract``
+imports the plugin API and not Dagster, FastAPI or the apps. Add a command here, with the summary of its help.
+"""
 
 import typer
 
-from prw_cli.commands import clients, db, demo, dev, extract, plugins, worker
+from prw_cli.lazy import LazyCommand, LazyGroup
 
-app = typer.Typer(help="PRW platform command line.", no_args_is_help=True)
-app.command("demo")(demo.demo)
-app.command("dev")(dev.dev)
-app.command("worker")(worker.worker)
-app.command("migrate")(db.migrate)
-app.command("plugins")(plugins.plugins)
-app.command("extract")(extract.extract)
-app.add_typer(clients.app, name="clients")
+
+class PrwCommands(LazyGroup):
+    lazy_commands = (
+        LazyCommand(
+            "demo",
+            "prw_cli.commands.demo:demo",
+            "Run the end-to-end demo on embedded defaults and print a summary.",
+        ),
+        LazyCommand(
+            "dev",
+            "prw_cli.commands.dev:dev",
+            "Serve the intake and product APIs and run the Dagster webserver and daemon on the same database.",
+        ),
+        LazyCommand(
+            "worker",
+            "prw_cli.commands.worker:worker",
+            "Run registered stages in a loop without Dagster, for low latency. Ctrl-C finishes the current batch.",
+        ),
+        LazyCommand(
+            "migrate",
+            "prw_cli.commands.db:migrate",
+            "Apply Alembic migrations to the main database (schemas resolver, product, queue) and the control"
+            " database (history epochs). Starts the embedded PostgreSQL when no PRW_DATABASE_URL is set.",
+        ),
+        LazyCommand(
+            "plugins",
+            "prw_cli.commands.plugins:plugins",
+            "One row per registered plugin: name, distribution and version, kind, name@version pins, hooks.",
+        ),
+        LazyCommand(
+            "extract",
+            "prw_cli.commands.extract:extract",
+            "Dry-run an adapter (and a profile) on local files.",
+        ),
+        LazyCommand(
+            "clients",
+            "prw_cli.commands.clients:app",
+            "Collector OAuth clients: create (client_id + secret, shown once) and revoke.",
+        ),
+    )
+
+
+app = typer.Typer(cls=PrwCommands, help="PRW platform command line.", no_args_is_help=True)
+
+
+@app.callback()
+def _prw() -> None:
+    """PRW platform command line."""
+
+
+if __name__ == "__main__":
+    app()

@@ -1,7 +1,8 @@
 """``prw clients``: provision and revoke collector clients (if_collector_bootstrap step 1: "The operator creates a
 client ... and gets client_id and secret").
 
-The secret is printed once and never stored in clear: keep it in the collector's secret store.
+The secret is printed once and never stored in clear: keep it in the collector's secret store. The platform (the
+database stack) is imported when a command runs, not for ``--help``.
 """
 
 from __future__ import annotations
@@ -12,11 +13,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
-
-from prw_cli.settings import load_settings
-from prw_platform.bootstrap import bootstrap
-from prw_platform.errors import ClientProvisioningError
-from prw_platform.services import COLLECTOR_SCOPES, ClientSpec
 
 app = typer.Typer(help="Collector OAuth clients: create (client_id + secret, shown once) and revoke.")
 console = Console()
@@ -40,6 +36,11 @@ def create(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
     """Create a collector client and print its client_id and secret (the secret only this once)."""
+    from prw_cli.settings import load_settings
+    from prw_platform.bootstrap import bootstrap
+    from prw_platform.errors import ClientProvisioningError
+    from prw_platform.services import COLLECTOR_SCOPES, ClientSpec
+
     spec = ClientSpec(tenant, catalog, worker, instance, tuple(source), tuple(scope or COLLECTOR_SCOPES))
     with bootstrap(load_settings()) as platform:
         try:
@@ -81,6 +82,9 @@ def revoke(
     client_id: Annotated[str, typer.Argument(help="The client to revoke.")],
 ) -> None:
     """Revoke a client: its tokens fail with 401 CREDENTIAL_REVOKED from the next request on."""
+    from prw_cli.settings import load_settings
+    from prw_platform.bootstrap import bootstrap
+
     with bootstrap(load_settings()) as platform:
         revoked = platform.clients.revoke(tenant, client_id)
     if not revoked:

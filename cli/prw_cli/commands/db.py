@@ -1,4 +1,6 @@
-"""``prw migrate``: bring the main and control databases to the newest schema."""
+"""``prw migrate``: bring the main and control databases to the newest schema.
+
+The database stack (Alembic, SQLAlchemy, psycopg) is imported when the command runs, not for ``--help``."""
 
 from __future__ import annotations
 
@@ -8,15 +10,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from prw_cli.settings import databases, load_settings
-from prw_platform.deployment import database_name, migrate_all
-
 console = Console()
 
 
 def migrate(as_json: bool = typer.Option(False, "--json", help="Print the result as JSON.")) -> None:
     """Apply Alembic migrations to the main database (schemas resolver, product, queue) and the control
     database (history epochs). Starts the embedded PostgreSQL when no PRW_DATABASE_URL is set."""
+    from prw_cli.settings import databases, load_settings
+    from prw_platform.deployment import database_name, migrate_all
+
     settings = load_settings()
     with console.status("locating databases", spinner="dots") as status:
         urls = databases(settings)

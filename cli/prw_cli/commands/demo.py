@@ -26,6 +26,7 @@ from rich.table import Table
 from prw_api import compose
 from prw_api.server import BackgroundServer
 from prw_cli.collector import Collector, Submitted
+from prw_cli.demo_catalog import CATALOG, INSTANCE, TENANT, WORKER
 from prw_cli.demo_pages import DemoPage, demo_pages
 from prw_cli.settings import load_settings
 from prw_orchestration.definitions import build_definitions
@@ -37,10 +38,7 @@ from prw_platform.services import COLLECTOR_SCOPES, CatalogSpec, ClientSpec, Sou
 
 console = Console()
 
-TENANT = "ten_primary"
-CATALOG = "cat_primary"
-WORKER = "cw_prw_demo"
-INSTANCE = "ci_prw_demo_01"
+__all__ = ["CATALOG", "INSTANCE", "TENANT", "WORKER", "DemoRun", "demo", "provision_demo", "run_demo"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,54 +1,82 @@
 """``prw dev``: the platform for a developer on one machine, on the configured database (embedded by default).
 
-In this process: migrate, then serve the intake API and the product API with uvicorn on loopback. As child
-processes: the Dagster webserver (the UI) and the Dagster daemon (sensors and schedules launch the pipeline runs),
-both loading ``prw_orchestration.definitions`` with DAGSTER_HOME from ``prepare_instance`` and the same ``PRW_*``
-environment, so every part works on the same databases, object store and queues.
+First it checks every TCP port it will listen on (the intake API, the product API, the Dagster webserver: the
+code servers Dagster starts listen on Unix sockets): a port in use, or one port given twice, ends the command
+before anything starts. Then, in this process: migrate, and serve the intake API and the product API with uvicorn
+on loopback. As child processes: the Dagster webserver (the UI) and the Dagster daemon (sensors and schedules
+launch the pipeline runs), both loading ``prw_orchestration.definitions`` with DAGSTER_HOME from
+``prepare_instance`` and the same ``PRW_*`` environment, so every part works on the same databases, object store
+and queues.
 
 It provisions nothing: ``prw demo`` creates the demo catalog and plays a collector. Ctrl-C (or SIGTERM) stops
-everything. Each child runs in a process group of its own, so that stopping it reaches the processes it starts in
-turn (the webserver's and the daemon's code servers, the runs the daemon launches): on a stop request each group
-gets SIGINT (Dagster's graceful shutdown), then SIGTERM and finally SIGKILL if it outlives its grace period.
+everything. Each Dagster process runs under ``prw_cli.supervisor``, the leader of a process group of its own that
+holds every process Dagster starts in turn (code servers, the runs the daemon launches): on a stop request each
+group gets SIGINT (Dagster's graceful shutdown), then SIGTERM and finally SIGKILL if it outlives its grace period.
+When ``prw dev`` itself is killed, even with SIGKILL, the kernel's parent-death signal (Linux) makes each
+supervisor stop its group the same way.
+
+Heavy imports (uvicorn, FastAPI, the apps, Dagster) happen inside ``dev``, after the port check: ``prw dev --help``
+and a ``prw dev`` that finds a port taken answer at once.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from fastapi import FastAPI
 from rich.console import Console
 from rich.table import Table
 
-from prw_api import compose
-from prw_api.server import BackgroundServer
-from prw_cli.commands.demo import CATALOG, TENANT
-from prw_cli.settings import load_settings
-from prw_orchestration.instance import prepare_instance
-from prw_platform.bootstrap import Platform, bootstrap
-from prw_platform.config import Settings
+from prw_cli.demo_catalog import CATALOG, TENANT
+from prw_cli.supervisor import GRACE_SECONDS, PARENT_DEATH_SIGNAL, parent_death_signal, supervised
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from prw_api.server import BackgroundServer
+    from prw_platform.bootstrap import Platform
+    from prw_platform.config import Settings
 
 console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
 
 CODE_LOCATION = "prw_orchestration.definitions"
 HOST = "127.0.0.1"
-#: Seconds a child may take to stop after SIGINT, then after SIGTERM, before SIGKILL.
-GRACE_SECONDS = (15.0, 5.0)
+
+
+def port_problems(ports: Mapping[str, int], host: str = HOST) -> list[str]:
+    """What keeps ``prw dev`` from listening on ``ports`` (what -> port), one message per port: given twice, or in
+    use (bound as uvicorn binds, with SO_REUSEADDR, so a port in TIME_WAIT counts as free)."""
+    problems: list[str] = []
+    first_use: dict[int, str] = {}
+    for what, port in ports.items():
+        if port in first_use:
+            problems.append(f"port {port} is given for both the {first_use[port]} and the {what}")
+            continue
+        first_use[port] = what
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, port))
+            except OSError as error:
+                problems.append(f"cannot serve the {what} on {host}:{port}: {error.strerror}")
+    return problems
 
 
 @dataclass
 class Child:
-    """A child process, leader of its own process group."""
+    """A supervised child process (``prw_cli.supervisor``), leader of its own process group."""
 
     name: str
     process: subprocess.Popen[bytes]
@@ -83,17 +111,12 @@ def _executable(name: str) -> str:
 
 
 def dagster_commands(dagster_port: int) -> dict[str, list[str]]:
+    """Each Dagster process under a supervisor (``prw_cli.supervisor``)."""
     return {
-        "dagster-webserver": [
-            _executable("dagster-webserver"),
-            "-m",
-            CODE_LOCATION,
-            "-h",
-            HOST,
-            "-p",
-            str(dagster_port),
-        ],
-        "dagster-daemon": [_executable("dagster-daemon"), "run", "-m", CODE_LOCATION],
+        "dagster-webserver": supervised(
+            [_executable("dagster-webserver"), "-m", CODE_LOCATION, "-h", HOST, "-p", str(dagster_port)]
+        ),
+        "dagster-daemon": supervised([_executable("dagster-daemon"), "run", "-m", CODE_LOCATION]),
     }
 
 
@@ -106,6 +129,8 @@ def child_environment(settings: Settings, dagster_home: Path) -> dict[str, str]:
 def start_child(name: str, command: list[str], env: dict[str, str], log_dir: Path) -> Child:
     log_dir.mkdir(parents=True, exist_ok=True)
     with (log_dir / f"{name}.log").open("ab") as log:
+        # Called from the main thread, which lives as long as this process: PR_SET_DEATHSIG fires when the
+        # thread that started the child ends.
         process = subprocess.Popen(
             command,
             env=env,
@@ -113,6 +138,7 @@ def start_child(name: str, command: list[str], env: dict[str, str], log_dir: Pat
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            preexec_fn=parent_death_signal(PARENT_DEATH_SIGNAL),
         )
     return Child(name, process)
 
@@ -148,6 +174,8 @@ def stop_requested() -> Iterator[threading.Event]:
 
 
 def _serve(stack: ExitStack, app: FastAPI, port: int, what: str) -> BackgroundServer:
+    from prw_api.server import BackgroundServer
+
     try:
         server = BackgroundServer(app, host=HOST, port=port)
     except OSError as error:
@@ -170,13 +198,33 @@ def _urls_table(intake: str, product: str, dagster: str, tenant: str, catalog: s
 
 
 def dev(
-    intake_port: Annotated[int, typer.Option(help="Port of the intake API.")] = 8081,
-    product_port: Annotated[int, typer.Option(help="Port of the product API.")] = 8082,
-    dagster_port: Annotated[int, typer.Option(help="Port of the Dagster webserver.")] = 3000,
+    intake_port: Annotated[int, typer.Option(min=1, max=65535, help="Port of the intake API.")] = 8081,
+    product_port: Annotated[int, typer.Option(min=1, max=65535, help="Port of the product API.")] = 8082,
+    dagster_port: Annotated[
+        int, typer.Option(min=1, max=65535, help="Port of the Dagster webserver.")
+    ] = 3000,
     tenant: Annotated[str, typer.Option(help="Tenant the product API serves.")] = TENANT,
     catalog: Annotated[str, typer.Option(help="Catalog the product API serves.")] = CATALOG,
 ) -> None:
     """Serve the intake and product APIs and run the Dagster webserver and daemon on the same database."""
+    problems = port_problems(
+        {"intake API": intake_port, "product API": product_port, "Dagster webserver": dagster_port}
+    )
+    if problems:
+        for problem in problems:
+            err_console.print(f"[red]{problem}[/red]", soft_wrap=True)
+        err_console.print(
+            "prw dev started nothing: free the port, or choose another with --intake-port, --product-port or"
+            " --dagster-port",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
+
+    from prw_api import compose
+    from prw_cli.settings import load_settings
+    from prw_orchestration.instance import prepare_instance
+    from prw_platform.bootstrap import bootstrap
+
     settings = load_settings()
     with console.status("starting and migrating the database", spinner="dots"):
         platform = bootstrap(settings, migrate=True)

@@ -25,9 +25,8 @@ import json
 import re
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
-
-from jsonschema import Draft202012Validator
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from prw_platform.plugins.hookspecs import hookimpl
 from prw_platform.plugins.types import (
@@ -43,6 +42,9 @@ from prw_platform.plugins.types import (
     SourceAdapter,
 )
 from prw_platform.plugins.vocabulary import availability_from_text
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 PRW_PLUGIN_API = PLUGIN_API_VERSION
 
@@ -68,7 +70,16 @@ LISTING_SCHEMA: dict[str, Any] = {
     },
     "anyOf": [{"required": ["title"]}, {"required": ["gtin"]}, {"required": ["mpn"]}],
 }
-_VALIDATOR = Draft202012Validator(LISTING_SCHEMA)
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    # jsonschema is imported on the first listing document, not with the plugin API: it costs ~0.15 s, and most
+    # processes that load plugins (`prw plugins`, `prw extract` on an HTML page) never validate a listing.
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(LISTING_SCHEMA)
+
 
 # Top-level fields read as core claims, in the order claims are emitted (deterministic for the same bytes).
 _CORE_FIELDS = ("title", "brand", "mpn", "gtin", "price", "currency", "availability")
@@ -117,7 +128,7 @@ def parse_listing_document(data: bytes) -> dict[str, Any]:
         raise ExtractionError(f"listing document is not valid JSON: {exc}") from exc
     if not isinstance(document, dict):
         raise ExtractionError(f"listing document must be a JSON object, got {type(document).__name__}")
-    errors = sorted(_VALIDATOR.iter_errors(document), key=lambda e: [str(p) for p in e.absolute_path])
+    errors = sorted(_validator().iter_errors(document), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
         details = "; ".join(
             f"{_pointer(*(str(p) for p in e.absolute_path)) or '/'}: {e.message}" for e in errors

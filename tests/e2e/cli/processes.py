@@ -142,3 +142,43 @@ def poll_until(condition: Callable[[], bool], what: str, deadline_s: float) -> N
         if time.monotonic() > end:
             raise AssertionError(f"timed out waiting for {what}")
         pause.wait(0.1)
+
+
+def listening_ports(pids: set[int]) -> set[int]:
+    """The TCP ports (IPv4 and IPv6) that any of ``pids`` listens on: their socket inodes matched against the
+    LISTEN rows of /proc/net/tcp and tcp6."""
+    inodes: set[str] = set()
+    for pid in pids:
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError, PermissionError):
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                    target = os.readlink(fd)
+                    if target.startswith("socket:["):
+                        inodes.add(target[len("socket:[") : -1])
+    ports: set[int] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(table).read_text().splitlines()[1:]:
+            fields = row.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state == "0A" and inode in inodes:  # 0A: TCP_LISTEN
+                ports.add(int(local.rsplit(":", 1)[1], 16))
+    return ports
+
+
+def wait_until_gone(pids: set[int], deadline_s: float) -> dict[int, str]:
+    """Poll until none of ``pids`` runs or the deadline passes; then the survivors (killed on the way)."""
+    end = time.monotonic() + deadline_s
+    pause = threading.Event()
+    while any(alive(pid) for pid in pids) and time.monotonic() < end:
+        pause.wait(0.1)
+    return survivors(pids)
+
+
+def catches(pid: int, signum: int) -> bool:
+    """Has the process installed a handler for ``signum`` (the SigCgt mask of /proc/<pid>/status)?"""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    mask = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(mask, 16) >> (signum - 1) & 1)

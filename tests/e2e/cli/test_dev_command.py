@@ -1,8 +1,11 @@
 """``prw dev``: the intake API, the product API and the Dagster webserver and daemon on the test's database;
-Ctrl-C (SIGINT to the process group, as a terminal sends it) stops every process it started."""
+Ctrl-C (SIGINT to the process group, as a terminal sends it) stops every process it started, and so does the
+kernel's parent-death signal when ``prw dev`` is killed with SIGKILL. A port in use ends it before it starts
+anything."""
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 
@@ -11,8 +14,17 @@ import pytest
 
 from prw_cli.commands.demo import run_demo
 from prw_platform.bootstrap import Platform
+from prw_platform.config import Settings
 from prw_platform.runtime import drain
-from tests.e2e.cli.processes import PrwProcess, command_line, descendants, poll_until, survivors
+from tests.e2e.cli.processes import (
+    PrwProcess,
+    command_line,
+    descendants,
+    listening_ports,
+    poll_until,
+    survivors,
+    wait_until_gone,
+)
 
 START_DEADLINE_S = 45.0
 STOP_DEADLINE_S = 30.0
@@ -110,16 +122,63 @@ def test_dev_without_a_catalog_says_to_run_the_demo_first_and_still_stops_cleanl
     assert orphans == {}
 
 
-def test_dev_reports_a_port_in_use_and_starts_nothing(
-    platform: Platform, cli_env: dict[str, str], ports: dict[str, int]
+def _code_servers(pid: int) -> int:
+    return sum("dagster api grpc" in command_line(p) for p in descendants(pid))
+
+
+def test_dev_killed_with_sigkill_leaves_no_dagster_process_or_code_server_behind(
+    platform: Platform, cli_settings: Settings, cli_env: dict[str, str], ports: dict[str, int]
 ) -> None:
+    dagster = f"http://127.0.0.1:{ports['dagster']}"
+    with PrwProcess(_args(ports), cli_env) as dev:
+        dev.wait_for_line("Ctrl-C stops everything", START_DEADLINE_S)
+        poll_until(lambda: _answers(f"{dagster}/server_info"), "the Dagster webserver", START_DEADLINE_S)
+        # The grandchildren a parent-death signal on the Dagster processes alone would leave behind: the
+        # webserver's and the daemon's code servers.
+        poll_until(lambda: _code_servers(dev.process.pid) >= 2, "both code servers", START_DEADLINE_S)
+        started = descendants(dev.process.pid)
+        # Every TCP port of the whole tree is one prw dev checks before it starts.
+        assert listening_ports(started | {dev.process.pid}) == set(ports.values())
+
+        os.kill(dev.process.pid, signal.SIGKILL)
+        dev.wait(STOP_DEADLINE_S)
+        orphans = wait_until_gone(started, STOP_DEADLINE_S)
+
+    assert orphans == {}
+    log = (cli_settings.data_dir / "logs" / "dagster-webserver.log").read_text(errors="replace")
+    assert f"prw dev (pid {dev.process.pid}) is gone: stopping" in log
+
+
+@pytest.mark.parametrize(
+    ("busy", "what"),
+    [("intake", "intake API"), ("product", "product API"), ("dagster", "Dagster webserver")],
+)
+def test_dev_reports_a_port_in_use_and_starts_nothing(
+    cli_settings: Settings, cli_env: dict[str, str], ports: dict[str, int], busy: str, what: str
+) -> None:
+    # What a running `prw dev` (or anything else) holding the port looks like to a second one.
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        ports = {**ports, "product": taken.getsockname()[1]}
+        ports = {**ports, busy: taken.getsockname()[1]}
         with PrwProcess(_args(ports), cli_env) as dev:
             code = dev.wait(START_DEADLINE_S)
 
-    assert code != 0
-    assert f"cannot serve the product API on 127.0.0.1:{ports['product']}" in dev.output
-    assert "dagster" not in dev.output.lower()
+    assert code == 1
+    assert f"cannot serve the {what} on 127.0.0.1:{ports[busy]}: Address already in use" in dev.output
+    assert "prw dev started nothing" in dev.output
+    # No Dagster home prepared, no child log opened: nothing was started.
+    assert not (cli_settings.data_dir / "dagster").exists()
+    assert not (cli_settings.data_dir / "logs").exists()
+
+
+def test_dev_refuses_one_port_for_two_servers(
+    cli_settings: Settings, cli_env: dict[str, str], ports: dict[str, int]
+) -> None:
+    ports = {**ports, "dagster": ports["intake"]}
+    with PrwProcess(_args(ports), cli_env) as dev:
+        code = dev.wait(START_DEADLINE_S)
+
+    assert code == 1
+    assert f"port {ports['intake']} is given for both the intake API and the Dagster webserver" in dev.output
+    assert not (cli_settings.data_dir / "logs").exists()

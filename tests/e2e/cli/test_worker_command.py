@@ -16,7 +16,7 @@ from prw_cli.main import app
 from prw_platform.bootstrap import Platform
 from prw_platform.resolver import reports
 from prw_platform.runtime import stop_on_signals
-from tests.e2e.cli.processes import PrwProcess
+from tests.e2e.cli.processes import PrwProcess, catches, poll_until
 
 DEADLINE_S = 40.0
 BATCH_LINE = re.compile(r"^\d\d:\d\d:\d\d (resolution|relay|apply)\s+(\d+) taken")
@@ -45,6 +45,9 @@ def test_worker_all_drains_queued_captures_and_prints_one_line_per_batch(
 def test_worker_stops_on_sigterm_and_exits_cleanly(platform: Platform, cli_env: dict[str, str]) -> None:
     with PrwProcess(["worker", "all"], cli_env) as worker:
         worker.wait_for_line("Ctrl-C stops after the current batch", DEADLINE_S)
+        # The command prints that line a moment before it installs its handlers: on a busy machine a signal sent
+        # at once could still meet the default action.
+        poll_until(lambda: catches(worker.process.pid, signal.SIGTERM), "the SIGTERM handler", DEADLINE_S)
         worker.signal_group(signal.SIGTERM)
         assert worker.wait(DEADLINE_S) == 0
 

@@ -153,3 +153,155 @@ def test_the_table_output_has_every_section() -> None:
 )
 def test_media_types_are_guessed_from_the_extension(name: str, media_type: str) -> None:
     assert guess_media_type(Path(name)) == media_type
+
+
+# --- several files or a directory in one run ---------------------------------------------------------------------
+
+PAGE = Path(__file__).resolve().parents[3] / "cli" / "prw_cli" / "demo_pages" / "extruct_samples"
+
+
+def _several(*args: str, env: dict[str, str] | None = None) -> tuple[int, list[dict[str, Any]]]:
+    result = runner.invoke(app, ["extract", *args, "--json"], env=env)
+    documents: list[dict[str, Any]] = json.loads(result.stdout)
+    return result.exit_code, documents
+
+
+def test_several_files_give_one_document_each_and_a_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"title": ', encoding="utf-8")
+    image = tmp_path / "photo.png"
+    image.write_bytes(b"\x89PNG\r\n")
+    missing = tmp_path / "nope.html"
+    page = PAGE / "schema.org_product.html"
+
+    code, documents = _several(str(LISTING), str(broken), str(image), str(missing), str(page))
+
+    assert code == 1  # at least one file failed
+    assert [(d["file"], d["status"]) for d in documents] == [
+        (str(LISTING), "ok"),
+        (str(broken), "failed"),
+        (str(image), "failed"),
+        (str(missing), "failed"),
+        (str(page), "ok"),
+    ]
+    assert [d["error"]["code"] for d in documents if d["error"]] == [
+        "EXTRACTION_FAILED",
+        "NO_ADAPTER",
+        "FILE_NOT_FOUND",
+    ]
+    # An extracted file's document is the one-file document, with its status.
+    assert {**_json(str(LISTING)), "status": "ok", "error": None} == documents[0]
+    assert documents[4]["adapter"] == "pa_schemaorg@1.0.0"
+
+
+def test_every_file_extracted_exits_0(tmp_path: Path) -> None:
+    code, documents = _several(str(LISTING), str(PAGE / "schema.org_product.html"))
+    assert code == 0
+    assert [d["status"] for d in documents] == ["ok", "ok"]
+
+
+def test_a_directory_is_read_recursively_in_name_order_without_hidden_files(tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "listing.json").write_bytes(LISTING.read_bytes())
+    (tmp_path / "a.json").write_bytes(LISTING.read_bytes())
+    (tmp_path / "notes.md").write_text("not a capture", encoding="utf-8")
+    (tmp_path / ".hidden.json").write_bytes(LISTING.read_bytes())
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "x.json").write_bytes(LISTING.read_bytes())
+
+    code, documents = _several(str(tmp_path), "--glob", "*.json")
+
+    assert code == 0
+    assert [d["file"] for d in documents] == [str(tmp_path / "a.json"), str(tmp_path / "b" / "listing.json")]
+
+
+def test_the_table_has_a_row_per_file_and_the_failures_in_full_after_it(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_bytes(LISTING.read_bytes())
+    (tmp_path / "z.png").write_bytes(b"\x89PNG\r\n")
+
+    result = runner.invoke(app, ["extract", str(tmp_path)], env=WIDE)
+
+    assert result.exit_code == 1
+    rows = [
+        [cell.strip() for cell in line.strip("│").split("│")]
+        for line in result.stdout.splitlines()
+        if line.startswith("│")
+    ]
+    assert rows == [
+        ["a.json", "pa_prw_listing_json@1.0.0", "12", "7", "0", "ok"],
+        ["z.png", "-", "-", "-", "-", "NO_ADAPTER"],
+    ]
+    assert "1 extracted, 1 failed" in result.stdout
+    assert "z.png: NO_ADAPTER: no installed adapter supports media type image/png" in result.stdout
+
+
+def test_an_unreadable_file_is_reported_in_its_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    locked = tmp_path / "locked.json"
+    locked.write_bytes(LISTING.read_bytes())
+    read_bytes = Path.read_bytes
+
+    def refuse(path: Path) -> bytes:
+        if path == locked:
+            raise PermissionError(13, "Permission denied")
+        return read_bytes(path)
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    code, documents = _several(str(locked), str(LISTING))
+
+    assert code == 1
+    assert documents[0]["error"] == {"code": "FILE_UNREADABLE", "message": f"{locked}: Permission denied"}
+    assert documents[1]["status"] == "ok"
+
+
+def test_an_adapter_bug_is_reported_in_its_row_and_the_others_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from prw_platform.plugins import PluginRegistry
+
+    select = PluginRegistry.select_adapter
+
+    class Buggy:
+        name, version = "pa_buggy", "1.0.0"
+
+        def supports(self, capture: object) -> bool:
+            return True
+
+        def extract(self, capture: object, artifacts: object) -> object:
+            raise ZeroDivisionError("division by zero")
+
+    def buggy_for_png(registry: PluginRegistry, capture: Any) -> Any:
+        return Buggy() if capture.media_type == "image/png" else select(registry, capture)
+
+    monkeypatch.setattr(PluginRegistry, "select_adapter", buggy_for_png)
+    (tmp_path / "a.png").write_bytes(b"\x89PNG\r\n")
+    (tmp_path / "b.json").write_bytes(LISTING.read_bytes())
+
+    code, documents = _several(str(tmp_path))
+
+    assert code == 1
+    assert documents[0]["error"] == {"code": "ADAPTER_BUG", "message": "ZeroDivisionError: division by zero"}
+    assert documents[1]["status"] == "ok"
+
+
+def test_url_names_one_file_and_is_refused_with_several(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["extract", str(LISTING), str(LISTING), "--url", "https://x.example/"], env=WIDE
+    )
+    assert result.exit_code == 2
+    assert "USAGE: --url names the page one file was captured from" in result.stderr
+
+
+def test_a_directory_without_matching_files_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_bytes(LISTING.read_bytes())
+    result = runner.invoke(app, ["extract", str(tmp_path), "--glob", "*.html"], env=WIDE)
+    assert result.exit_code == 2
+    assert f"NO_FILES: no file matching '*.html' in {tmp_path}" in result.stderr
+
+
+def test_an_unknown_pin_stops_a_run_of_several_files_before_any_file() -> None:
+    result = runner.invoke(
+        app, ["extract", str(LISTING), str(LISTING), "--adapter", "pa_nowhere@9.9.9"], env=WIDE
+    )
+    assert result.exit_code == 2
+    assert "UNKNOWN_ADAPTER_VERSION" in result.stderr
+    assert result.stdout == ""

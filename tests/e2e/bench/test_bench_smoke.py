@@ -1,0 +1,72 @@
+"""Benchmarks that cannot rot: every script in bench/ runs with ``--smoke`` (a tiny size, a few seconds) as a
+subprocess, against the test's PostgreSQL server where it needs one, and must exit 0 and print its ratio line.
+Nothing is timed or compared here: a refactor that breaks a benchmark fails the suite, not the next person who
+wants a number."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+RATIO = r"\d+\.\d+"
+DEADLINE_S = 240
+
+
+def run_bench(script: str, *args: str) -> str:
+    # The benchmarks take every setting from their arguments, never from a test's PRW_* environment.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRW_")}
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), "--smoke", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return completed.stdout
+
+
+def assert_lines(output: str, *patterns: str) -> None:
+    for pattern in patterns:
+        assert re.search(pattern, output, re.MULTILINE), f"no line matching {pattern!r} in:\n{output}"
+
+
+def test_bench_object_store_smoke_runs_the_filesystem_and_the_s3_store() -> None:
+    output = run_bench("bench_object_store.py", "--s3")
+    assert_lines(
+        output,
+        rf"^filesystem\s+4096\s+20\s+\d+\s+\d+\s+{RATIO}\s+\d+\s+{RATIO}$",
+        rf"^s3 on moto \(not real S3\)\s+4096\s+10\s+\d+\s+\d+\s+{RATIO}$",
+    )
+
+
+def test_bench_queue_smoke_runs_on_the_test_server(pg_admin_url: str) -> None:
+    output = run_bench("bench_queue.py", "--database-url", pg_admin_url)
+    assert_lines(output, rf"^end to end\s+[\d,]+\s+[\d,]+\s+{RATIO}$")
+
+
+def test_bench_spine_smoke_runs_throughput_and_latency_on_the_test_server(pg_admin_url: str) -> None:
+    output = run_bench("bench_spine.py", "--database-url", pg_admin_url)
+    assert_lines(
+        output,
+        rf"^relay \+ apply, end to end\s+[\d,]+\s+[\d,]+\s+{RATIO}$",
+        rf"^workers, idle-sleep 0\.2 s(\s+[\d,]+){{3}}\s+{RATIO}\s+{RATIO}$",
+    )
+
+
+@pytest.mark.skipif(not (Path(sys.executable).parent / "prw").exists(), reason="prw is not installed")
+def test_bench_cli_smoke_times_prw_beside_the_bare_interpreter() -> None:
+    output = run_bench("bench_cli.py")
+    assert_lines(
+        output,
+        rf"^ratio prw --help / bare interpreter: {RATIO} ",
+        rf"^ratio prw extract DIR / 3 separate runs of prw extract: {RATIO} ",
+    )
