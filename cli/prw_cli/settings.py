@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from prw_platform.config import Settings
-from prw_platform.deployment import DatabaseUrls, locate_databases
+
+if TYPE_CHECKING:
+    from prw_platform.deployment import DatabaseUrls
 
 
 def load_settings() -> Settings:
@@ -11,4 +15,7 @@ def load_settings() -> Settings:
 
 
 def databases(settings: Settings) -> DatabaseUrls:
+    # The database stack (psycopg, Alembic) loads when a command locates its databases, not for --help.
+    from prw_platform.deployment import locate_databases
+
     return locate_databases(settings)

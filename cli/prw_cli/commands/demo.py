@@ -17,24 +17,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from rich.console import Console
 from rich.table import Table
 
-from prw_api import compose
-from prw_api.server import BackgroundServer
-from prw_cli.collector import Collector, Submitted
 from prw_cli.demo_catalog import CATALOG, INSTANCE, TENANT, WORKER
 from prw_cli.demo_pages import DemoPage, demo_pages
 from prw_cli.settings import load_settings
-from prw_orchestration.definitions import build_definitions
-from prw_orchestration.driver import DriveReport, drive_until_drained
-from prw_orchestration.instance import open_instance
-from prw_orchestration.resources import PlatformResource
-from prw_platform.bootstrap import Platform, bootstrap
-from prw_platform.services import COLLECTOR_SCOPES, CatalogSpec, ClientSpec, SourceSpec
+
+# The APIs, Dagster and the platform load when the demo runs, not for `prw demo --help`.
+if TYPE_CHECKING:
+    from prw_cli.collector import Submitted
+    from prw_orchestration.driver import DriveReport
+    from prw_platform.bootstrap import Platform
 
 console = Console()
 
@@ -52,6 +48,8 @@ class DemoRun:
 
 def demo() -> None:
     """Run the end-to-end demo on embedded defaults and print a summary."""
+    from prw_platform.bootstrap import bootstrap
+
     settings = load_settings()
     with console.status("starting and migrating the database", spinner="dots"):
         platform = bootstrap(settings, migrate=True)
@@ -70,6 +68,8 @@ def demo() -> None:
 
 def provision_demo(platform: Platform, pages: list[DemoPage]) -> tuple[str, str]:
     """The demo tenant, catalog, sources and projected scope; a fresh collector client (client_id, secret)."""
+    from prw_platform.services import COLLECTOR_SCOPES, CatalogSpec, ClientSpec, SourceSpec
+
     sources = tuple(
         SourceSpec(s, s.removeprefix("src_").replace("_", " ")) for s in sorted({p.source_id for p in pages})
     )
@@ -84,6 +84,16 @@ def provision_demo(platform: Platform, pages: list[DemoPage]) -> tuple[str, str]
 
 
 def run_demo(platform: Platform, *, drive: bool = True) -> DemoRun:
+    import httpx
+
+    from prw_api import compose
+    from prw_api.server import BackgroundServer
+    from prw_cli.collector import Collector
+    from prw_orchestration.definitions import build_definitions
+    from prw_orchestration.driver import DriveReport, drive_until_drained
+    from prw_orchestration.instance import open_instance
+    from prw_orchestration.resources import PlatformResource
+
     settings = platform.settings
     pages = demo_pages()
     client_id, secret = provision_demo(platform, pages)

@@ -11,15 +11,15 @@ every stage has been idle for K rounds after the last batch that took something:
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from prw_cli.settings import load_settings
-from prw_platform.bootstrap import bootstrap
-from prw_platform.pipeline import default_stages
-from prw_platform.runtime import StageReport, WorkerLoop, stop_on_signals
+
+if TYPE_CHECKING:
+    from prw_platform.runtime import StageReport
 
 console = Console(highlight=False)
 
@@ -72,6 +72,11 @@ def worker(
     ] = None,
 ) -> None:
     """Run registered stages in a loop without Dagster, for low latency. Ctrl-C finishes the current batch."""
+    # The platform (database drivers, queues, plugins) loads when the command runs, not for --help.
+    from prw_platform.bootstrap import bootstrap
+    from prw_platform.pipeline import default_stages
+    from prw_platform.runtime import WorkerLoop, stop_on_signals
+
     registry = default_stages()  # the platform's registry; checked before connecting to anything
     if stage != ALL and stage not in registry:
         known = ", ".join((*registry.names(), ALL))
@@ -92,10 +97,12 @@ def worker(
             on_error=_print_error,
         )
         where = "embedded PostgreSQL" if platform.urls.embedded else "PRW_DATABASE_URL"
-        console.print(
-            f"[bold]prw worker[/bold] {', '.join(stages)} on {where}; Ctrl-C stops after the current batch"
-        )
         with stop_on_signals(loop.stop, _print_signal):
+            # Printed once SIGINT/SIGTERM are ours: a supervisor that signals on this line stops the loop
+            # gracefully instead of killing the process.
+            console.print(
+                f"[bold]prw worker[/bold] {', '.join(stages)} on {where}; Ctrl-C stops after the current batch"
+            )
             report = loop.run()
     summary = ", ".join(f"{name} {report.taken[name]} in {report.batches[name]} batches" for name in stages)
     why = "drained" if report.drained else "stopped"

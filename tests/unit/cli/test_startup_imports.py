@@ -58,6 +58,9 @@ def test_help_imports_nothing_but_the_command_line_toolkit() -> None:
         pytest.param(("extract", str(PAGE)), id="extract-one-page"),
         pytest.param(("extract", str(PAGES), "--glob", "*.html"), id="extract-a-directory"),
         pytest.param(("dev", "--help"), id="dev-help"),
+        pytest.param(("worker", "--help"), id="worker-help"),
+        pytest.param(("demo", "--help"), id="demo-help"),
+        pytest.param(("migrate", "--help"), id="migrate-help"),
     ],
 )
 def test_quick_commands_import_no_edge_framework_and_no_database_stack(args: tuple[str, ...]) -> None:
