@@ -11,7 +11,7 @@ first one's receipt, so one capture is stored.
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from psycopg.rows import class_row, scalar_row
@@ -76,7 +76,7 @@ class CaptureRecord:
     adapter_hint: str | None
     #: In the collector's order (``capture_artifact.ordinal``): the sha256, size and media type its stored
     #: bytes are checked against (if_object_storage).
-    artifacts: tuple[StoredArtifact, ...]
+    artifacts: tuple[StoredArtifact, ...] = ()
 
     @property
     def media_type(self) -> str:
@@ -84,22 +84,10 @@ class CaptureRecord:
         return self.artifacts[0].media_type if self.artifacts else "application/octet-stream"
 
 
-@dataclass(frozen=True, slots=True)
-class _CaptureRow:
-    tenant_id: str
-    capture_id: str
-    catalog_id: str
-    source_id: str
-    native_record_id: str | None
-    url: str | None
-    observed_at: datetime
-    adapter_hint: str | None
-
-
 def load_capture(conn: Connection, tenant_id: str, capture_id: str) -> CaptureRecord | None:
     """The capture in the transaction's tenant, or None (absent, or another tenant's: row-level security hides
     it, which is exactly a tenant mismatch, INV-06)."""
-    with conn.cursor(row_factory=class_row(_CaptureRow)) as cur:
+    with conn.cursor(row_factory=class_row(CaptureRecord)) as cur:
         row = cur.execute(
             """SELECT tenant_id, capture_id, catalog_id, source_id, native_record_id, url, observed_at,
                       nullif(CASE WHEN jsonb_typeof(body -> 'adapter_hint') = 'string'
@@ -116,17 +104,7 @@ def load_capture(conn: Connection, tenant_id: str, capture_id: str) -> CaptureRe
             (tenant_id, capture_id),
         ).fetchall()
     stored = artifacts.artifacts_by_id(conn, tenant_id, ordered)
-    return CaptureRecord(
-        tenant_id=row.tenant_id,
-        capture_id=row.capture_id,
-        catalog_id=row.catalog_id,
-        source_id=row.source_id,
-        native_record_id=row.native_record_id,
-        url=row.url,
-        observed_at=row.observed_at,
-        adapter_hint=row.adapter_hint,
-        artifacts=tuple(stored[a] for a in ordered),
-    )
+    return replace(row, artifacts=tuple(stored[a] for a in ordered))
 
 
 def submit_capture(

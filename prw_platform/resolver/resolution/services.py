@@ -1,4 +1,5 @@
-"""What the resolution consumer depends on, passed in by the composition root (never import-time globals)."""
+"""What the resolution consumer depends on, built by the composition root (``Platform.resolution``), never from
+import-time globals."""
 
 from __future__ import annotations
 
@@ -7,8 +8,7 @@ from dataclasses import dataclass, field
 from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Database
 from prw_platform.plugins import PluginRegistry
-from prw_platform.resolver.catalogs import current_stream
-from prw_platform.resolver.decisions import StreamLocator, StreamRef
+from prw_platform.resolver.decisions import StreamLocator
 from prw_platform.resolver.resolution.profiles import ProfilePolicy
 from prw_platform.retry import RetryPolicy
 from prw_platform.storage import ObjectStore
@@ -28,30 +28,3 @@ class ResolutionServices:
     profiles: ProfilePolicy = field(default_factory=ProfilePolicy)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     consumer: str = CONSUMER
-
-    @classmethod
-    def build(
-        cls,
-        *,
-        resolver_db: Database,
-        control_db: Database,
-        store: ObjectStore,
-        registry: PluginRegistry,
-        clock: Clock = utc_now,
-        profiles: ProfilePolicy | None = None,
-        retry: RetryPolicy | None = None,
-    ) -> ResolutionServices:
-        """The services with streams located through the control plane's current history epoch."""
-
-        def streams(tenant_id: str, catalog_id: str) -> StreamRef:
-            return current_stream(control_db, tenant_id, catalog_id)
-
-        return cls(
-            resolver_db=resolver_db,
-            store=store,
-            registry=registry,
-            streams=streams,
-            clock=clock,
-            profiles=profiles or ProfilePolicy(),
-            retry=retry or RetryPolicy(),
-        )

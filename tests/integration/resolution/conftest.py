@@ -11,7 +11,7 @@ import pytest
 from prw_platform.db.database import Database
 from prw_platform.plugins import PluginRegistry, get_plugin_manager
 from prw_platform.queues import RESOLUTION_JOBS, PostgresQueue
-from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec, provision_catalog
+from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec, current_stream, provision_catalog
 from prw_platform.resolver.intake import (
     IntakeContext,
     IntakeService,
@@ -100,11 +100,11 @@ def services(
     resolver_db: Database, control_db: Database, store: FilesystemObjectStore, registry: PluginRegistry
 ) -> ResolutionServices:
     # No backoff delay, so a test can take a retried message again at once (the delay rule has a unit test).
-    return ResolutionServices.build(
+    return ResolutionServices(
         resolver_db=resolver_db,
-        control_db=control_db,
         store=store,
         registry=registry,
+        streams=lambda tenant_id, catalog_id: current_stream(control_db, tenant_id, catalog_id),
         retry=RetryPolicy(base_seconds=0),
     )
 
