@@ -61,6 +61,9 @@ class Platform:
     clock: Clock = utc_now
     intake_settings: IntakeSettings = field(default_factory=IntakeSettings)
     token_settings: TokenSettings = field(default_factory=TokenSettings)
+    #: False: pools open without waiting for a first connection, so an API server starts (and its readiness
+    #: route answers 503) while the database is unreachable; requests wait for a connection up to the pool timeout.
+    wait_for_database: bool = True
     _databases: list[Database] = field(default_factory=list, repr=False)
     _catalogs: dict[tuple[str, str], PublicCatalog] = field(default_factory=dict, repr=False)
 
@@ -72,7 +75,7 @@ class Platform:
             statement_timeout_ms=timeout_ms,
             max_size=self.settings.db_pool_max_size,
             application_name=f"prw-{name}",
-        ).open()
+        ).open(wait=self.wait_for_database)
         self._databases.append(db)
         return db
 
@@ -273,8 +276,10 @@ def bootstrap(
     clock: Clock = utc_now,
     intake_settings: IntakeSettings | None = None,
     token_settings: TokenSettings | None = None,
+    wait_for_database: bool = True,
 ) -> Platform:
-    """Locate (or start) the databases and, with ``migrate=True``, bring them to the newest schema."""
+    """Locate (or start) the databases and, with ``migrate=True``, bring them to the newest schema.
+    ``wait_for_database=False``: see ``Platform.wait_for_database`` (what ``prw serve`` workers use)."""
     settings = settings or Settings()
     urls = locate_databases(settings)
     migrations = tuple(migrate_all(urls.main, urls.control)) if migrate else ()
@@ -285,4 +290,5 @@ def bootstrap(
         clock=clock,
         intake_settings=intake_settings or IntakeSettings(),
         token_settings=token_settings or TokenSettings(),
+        wait_for_database=wait_for_database,
     )

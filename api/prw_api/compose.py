@@ -4,18 +4,27 @@ the platform's services; nothing here builds one."""
 from __future__ import annotations
 
 from fastapi import FastAPI
+from starlette.types import Lifespan
 
 from prw_api.intake.app import create_app as create_intake_app
 from prw_api.product.app import create_app as create_product_app
 from prw_platform.bootstrap import Platform
 
 
-def intake_app(platform: Platform) -> FastAPI:
+def intake_app(platform: Platform, *, lifespan: Lifespan[FastAPI] | None = None) -> FastAPI:
     """The intake origin: ``Platform.intake`` and ``Platform.collector_auth``."""
-    return create_intake_app(platform.settings, platform.intake, platform.collector_auth)
+    return create_intake_app(platform.settings, platform.intake, platform.collector_auth, lifespan=lifespan)
 
 
-def product_app(platform: Platform, tenant_id: str | None = None, catalog_id: str | None = None) -> FastAPI:
+def product_app(
+    platform: Platform,
+    tenant_id: str | None = None,
+    catalog_id: str | None = None,
+    *,
+    lifespan: Lifespan[FastAPI] | None = None,
+) -> FastAPI:
     """The product origin for one released catalog (if_product_query: the deployment binds the pair; default
     ``PRW_PRODUCT_TENANT_ID`` / ``PRW_PRODUCT_CATALOG_ID``)."""
-    return create_product_app(platform.settings, platform.public_catalog(tenant_id, catalog_id))
+    return create_product_app(
+        platform.settings, platform.public_catalog(tenant_id, catalog_id), lifespan=lifespan
+    )

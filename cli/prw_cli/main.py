@@ -22,6 +22,12 @@ class PrwCommands(LazyGroup):
             "Serve the intake and product APIs and run the Dagster webserver and daemon on the same database.",
         ),
         LazyCommand(
+            "serve",
+            "prw_cli.commands.serve:serve",
+            "Serve the intake or product API with uvicorn worker processes, for a load balancer. SIGTERM finishes"
+            " the requests in flight.",
+        ),
+        LazyCommand(
             "worker",
             "prw_cli.commands.worker:worker",
             "Run registered stages in a loop without Dagster, for low latency. Ctrl-C finishes the current batch.",

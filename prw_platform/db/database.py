@@ -78,6 +78,8 @@ class Database:
         conn.autocommit = False
 
     def open(self, wait: bool = True) -> Database:
+        """Open the pool; with ``wait=False`` connections are made in the background and a request waits for
+        one (up to the pool timeout), so a server can start while its database is still unreachable."""
         try:
             self._pool.open(wait=wait, timeout=self._pool.timeout)
         except PoolTimeout as exc:
@@ -86,6 +88,26 @@ class Database:
 
     def close(self) -> None:
         self._pool.close()
+
+    def ready(self, timeout_s: float) -> None:
+        """Readiness: a ``SELECT 1`` answered within ``timeout_s`` (a connection from the pool, then the answer
+        under a statement timeout of the same length); ``DatabaseUnavailable`` otherwise. Never retried: a
+        load balancer asks again."""
+        try:
+            with self._pool.connection(timeout=timeout_s) as conn:
+                try:
+                    conn.execute(
+                        "SELECT set_config('statement_timeout', %s, true)",
+                        (str(max(1, int(timeout_s * 1000))),),
+                    )
+                    conn.execute("SELECT 1")
+                finally:
+                    if not conn.closed:
+                        conn.rollback()
+        except PoolTimeout as exc:
+            raise DatabaseUnavailable(f"no database connection within {timeout_s:g} s: {exc}") from exc
+        except psycopg.Error as exc:
+            raise DatabaseUnavailable(f"the database did not answer: {exc}") from exc
 
     def __enter__(self) -> Database:
         return self.open()

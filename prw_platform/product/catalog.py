@@ -23,6 +23,8 @@ from prw_platform.product.queries import (
 #: if_product_query Tenant: "Deployment binds ten_primary and tenant-private cat_primary."
 DEFAULT_TENANT_ID: Final = "ten_primary"
 DEFAULT_CATALOG_ID: Final = "cat_primary"
+#: How long a readiness probe waits for the database (a connection and ``SELECT 1``).
+READINESS_TIMEOUT_SECONDS: Final = 2.0
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,11 @@ class PublicCatalog:
         return list_public_items(
             self.db, self.tenant_id, self.catalog_id, filters, limit=limit, cursor=cursor
         )
+
+    def ready(self, timeout_s: float = READINESS_TIMEOUT_SECONDS) -> None:
+        """Readiness of the product API: its database pool answers ``SELECT 1`` within ``timeout_s``; else
+        ``DatabaseUnavailable`` (503 STORAGE_UNAVAILABLE, retry later)."""
+        self.db.ready(timeout_s)
 
     def item(self, item_id: str) -> PublicItem | None:
         return get_public_item(self.db, self.tenant_id, self.catalog_id, item_id)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from fastapi import FastAPI
+from starlette.types import Lifespan
 
+from prw_api import health
 from prw_api.errors import install_error_handlers
 from prw_api.intake.deps import TOKEN_PATH
 from prw_api.intake.routes import captures, oauth, receipts, uploads
@@ -13,16 +15,26 @@ from prw_platform.errors import ArtifactTooLarge, ValidationFailed
 from prw_platform.services import CollectorAuthService, IntakeService
 
 
-def create_app(settings: Settings, intake: IntakeService, auth: CollectorAuthService) -> FastAPI:
-    """The services come from the composition root (``Platform.intake``, ``Platform.collector_auth``)."""
+def create_app(
+    settings: Settings,
+    intake: IntakeService,
+    auth: CollectorAuthService,
+    *,
+    lifespan: Lifespan[FastAPI] | None = None,
+) -> FastAPI:
+    """The services come from the composition root (``Platform.intake``, ``Platform.collector_auth``);
+    ``lifespan`` is the server's (``prw_api.factory`` closes the platform with it)."""
     app = FastAPI(
         title="PRW intake",
         summary="Collector intake: tokens, artifact uploads, captures and receipts (AW-02)",
         version="1",
+        lifespan=lifespan,
     )
     app.state.settings = settings
     app.state.intake = intake
     app.state.auth = auth
+    # Looked up per probe (the service is the readiness check: IntakeService.ready).
+    app.state.ready = lambda: intake.ready()
     install_error_handlers(app)
     install_input_hardening(
         app,
@@ -39,6 +51,6 @@ def create_app(settings: Settings, intake: IntakeService, auth: CollectorAuthSer
             RouteBodyLimit("POST", TOKEN_PATH, BodyLimit(oauth.MAX_FORM_BYTES)),
         ),
     )
-    for router in (oauth.router, uploads.router, captures.router, receipts.router):
+    for router in (health.router, oauth.router, uploads.router, captures.router, receipts.router):
         app.include_router(router)
     return app

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from fastapi import FastAPI
+from starlette.types import Lifespan
 
+from prw_api import health
 from prw_api.errors import install_error_handlers
 from prw_api.middleware import install_input_hardening
 from prw_api.product.routes import items
@@ -12,17 +14,24 @@ from prw_platform.errors import InvalidQuery
 from prw_platform.services import PublicCatalog
 
 
-def create_app(settings: Settings, catalog: PublicCatalog) -> FastAPI:
-    """``catalog`` is the one released (tenant, catalog) this deployment serves (``Platform.public_catalog``)."""
+def create_app(
+    settings: Settings, catalog: PublicCatalog, *, lifespan: Lifespan[FastAPI] | None = None
+) -> FastAPI:
+    """``catalog`` is the one released (tenant, catalog) this deployment serves (``Platform.public_catalog``);
+    ``lifespan`` is the server's (``prw_api.factory`` closes the platform with it)."""
     app = FastAPI(
         title="PRW product",
         summary="Public product API: released items and the listings they own (if_product_query)",
         version="1",
+        lifespan=lifespan,
     )
     app.state.settings = settings
     app.state.catalog = catalog
+    # Looked up per probe (the service is the readiness check: PublicCatalog.ready).
+    app.state.ready = lambda: catalog.ready()
     install_error_handlers(app, validation_code=InvalidQuery.code)
     # No route takes a body: every body is held to the JSON limit; a NUL in a path or filter is 422 INVALID_QUERY.
     install_input_hardening(app, settings, validation_code=InvalidQuery.code)
+    app.include_router(health.router)
     app.include_router(items.router)
     return app

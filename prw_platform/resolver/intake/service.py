@@ -12,6 +12,9 @@ from prw_platform.resolver.intake.errors import IntakeUnavailable
 from prw_platform.resolver.intake.receipts import Receipt
 from prw_platform.resolver.intake.requests import CaptureSubmission, UploadDeclaration
 
+#: How long a readiness probe waits for the database (a connection and ``SELECT 1``).
+READINESS_TIMEOUT_SECONDS = 2.0
+
 
 class IntakeService:
     def __init__(self, context: IntakeContext) -> None:
@@ -22,6 +25,11 @@ class IntakeService:
         """if_artifact_upload: above this an upload is 413 ARTIFACT_TOO_LARGE (the edge refuses a PUT announcing
         more before authenticating it)."""
         return self.context.limits.max_artifact_bytes
+
+    def ready(self, timeout_s: float = READINESS_TIMEOUT_SECONDS) -> None:
+        """Readiness of the intake API: its database pool answers ``SELECT 1`` within ``timeout_s``; else
+        ``DatabaseUnavailable`` (503 STORAGE_UNAVAILABLE, retry later)."""
+        self.context.db.ready(timeout_s)
 
     def declare_upload(
         self, principal: CollectorPrincipal, declaration: UploadDeclaration

@@ -59,6 +59,7 @@ def test_help_imports_nothing_but_the_command_line_toolkit() -> None:
         pytest.param(("extract", str(PAGES), "--glob", "*.html"), id="extract-a-directory"),
         pytest.param(("dev", "--help"), id="dev-help"),
         pytest.param(("worker", "--help"), id="worker-help"),
+        pytest.param(("serve", "--help"), id="serve-help"),
         pytest.param(("demo", "--help"), id="demo-help"),
         pytest.param(("migrate", "--help"), id="migrate-help"),
     ],
