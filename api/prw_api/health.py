@@ -6,7 +6,7 @@
   timeout (``IntakeService.ready``, ``PublicCatalog.ready``); otherwise 503 STORAGE_UNAVAILABLE with
   ``Retry-After``, and the balancer sends traffic elsewhere until it answers again.
 
-Each app stores its readiness check as ``app.state.ready`` (a core service method); no SQL here.
+Both answer before any authentication and carry no identity. Each app stores its readiness check as ``app.state.ready`` (a core service method); no SQL here.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from prw_api.routing import PlatformRoute
 LIVENESS_PATH = "/healthz"
 READINESS_PATH = "/readyz"
 
-router = APIRouter(tags=["health"], route_class=PlatformRoute)
+# Operational routes, not part of an origin's API contract (schemas/openapi.yaml): left out of /openapi.json.
+router = APIRouter(tags=["health"], route_class=PlatformRoute, include_in_schema=False)
 
 
 class HealthBody(BaseModel):
