@@ -63,6 +63,17 @@ def test_bench_spine_smoke_runs_throughput_and_latency_on_the_test_server(pg_adm
 
 
 @pytest.mark.skipif(not (Path(sys.executable).parent / "prw").exists(), reason="prw is not installed")
+def test_bench_intake_smoke_serves_prw_and_the_bare_baseline_on_the_test_server(pg_admin_url: str) -> None:
+    output = run_bench("bench_intake.py", "--database-url", pg_admin_url)
+    assert_lines(
+        output,
+        rf"^capture alone\s+4\s+prw\s+\d+\s+[\d,.]+\s+[\d.]+\s+[\d.]+$",
+        rf"^ratio capture alone, 1 collector\(s\) \(prw / bare ops/s\): {RATIO} ",
+        rf"^ratio upload \+ capture round, 4 collector\(s\) \(prw / bare ops/s\): {RATIO} ",
+    )
+
+
+@pytest.mark.skipif(not (Path(sys.executable).parent / "prw").exists(), reason="prw is not installed")
 def test_bench_cli_smoke_times_prw_beside_the_bare_interpreter() -> None:
     output = run_bench("bench_cli.py")
     assert_lines(
