@@ -2,7 +2,7 @@
 
 - ``GET /healthz`` (liveness): the process answers HTTP. It touches no database, so an outage of PostgreSQL never
   makes an orchestrator restart healthy API processes.
-- ``GET /readyz`` (readiness): the origin's service answers a ``SELECT 1`` on its database pool within a short
+- ``GET /readyz`` (readiness): the origin's service answers a trivial query on its database pool within a short
   timeout (``IntakeService.ready``, ``PublicCatalog.ready``); otherwise 503 STORAGE_UNAVAILABLE with
   ``Retry-After``, and the balancer sends traffic elsewhere until it answers again.
 
@@ -45,7 +45,7 @@ def liveness() -> HealthBody:
     READINESS_PATH,
     operation_id="readiness",
     name="readiness",
-    summary="The origin's database answers SELECT 1 within a short timeout; 503 STORAGE_UNAVAILABLE otherwise",
+    summary="The origin's database answers a trivial query within a short timeout; 503 STORAGE_UNAVAILABLE otherwise",
     response_model=HealthBody,
     responses={503: {"model": ErrorBody}},
 )

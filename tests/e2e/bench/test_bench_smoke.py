@@ -67,7 +67,7 @@ def test_bench_intake_smoke_serves_prw_and_the_bare_baseline_on_the_test_server(
     output = run_bench("bench_intake.py", "--database-url", pg_admin_url)
     assert_lines(
         output,
-        rf"^capture alone\s+4\s+prw\s+\d+\s+[\d,.]+\s+[\d.]+\s+[\d.]+$",
+        r"^capture alone\s+4\s+prw\s+\d+\s+[\d,.]+\s+[\d.]+\s+[\d.]+$",
         rf"^ratio capture alone, 1 collector\(s\) \(prw / bare ops/s\): {RATIO} ",
         rf"^ratio upload \+ capture round, 4 collector\(s\) \(prw / bare ops/s\): {RATIO} ",
     )
