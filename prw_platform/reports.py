@@ -12,6 +12,8 @@ from prw_platform.db.database import Database
 from prw_platform.product import reports as product
 from prw_platform.product.progress import StreamProgress
 from prw_platform.resolver import reports as resolver
+from prw_platform.resolver.intake import receipts
+from prw_platform.resolver.intake.receipts import Receipt, TenantReceipt
 from prw_platform.resolver.reports import (
     CaptureCounts,
     DecisionRow,
@@ -49,6 +51,12 @@ class OperatorReports:
     def events(self, tenant_id: str, catalog_id: str) -> list[EventRow]:
         return resolver.events(self._db, tenant_id, catalog_id)
 
+    def receipt(self, receipt_id: str, tenant_id: str | None = None) -> TenantReceipt:
+        """One receipt of any tenant (if_receipt_get: "operator dashboard (any receipt in the tenant)"); with
+        ``tenant_id``, only that tenant's. NotFound or TenantScopeDenied (``prw_platform.errors.IntakeError``)
+        otherwise. Its status is how far resolution got: accepted never means applied."""
+        return receipts.operator_receipt(self._db, receipt_id, tenant_id)
+
     # The product side.
     def stream_progress(self) -> list[StreamProgress]:
         """Per projected stream: the contiguous applied position and parked events (AW-04)."""
@@ -77,8 +85,10 @@ __all__ = [
     "DecisionRow",
     "EventRow",
     "OperatorReports",
+    "Receipt",
     "ResolutionRow",
     "ReviewCaseRow",
     "StreamProgress",
     "StreamStatus",
+    "TenantReceipt",
 ]

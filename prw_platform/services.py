@@ -28,9 +28,13 @@ from prw_platform.reports import OperatorReports
 from prw_platform.resolver.decisions import DecisionService
 from prw_platform.resolver.intake import (
     CaptureSubmission,
+    Egress,
+    ExecutionRegion,
     IntakeService,
     PendingJobSweeper,
     Receipt,
+    ReceiptStatus,
+    TenantReceipt,
     UploadDeclaration,
 )
 from prw_platform.resolver.relay import Relay
@@ -50,6 +54,8 @@ __all__ = [
     "CollectorClients",
     "CollectorPrincipal",
     "DecisionService",
+    "Egress",
+    "ExecutionRegion",
     "IntakeService",
     "IssuedToken",
     "ItemFilters",
@@ -62,9 +68,11 @@ __all__ = [
     "PublicCatalog",
     "PublicItem",
     "Receipt",
+    "ReceiptStatus",
     "Relay",
     "ResolutionConsumer",
     "SourceSpec",
+    "TenantReceipt",
     "UploadDeclaration",
     "serialize_item",
     "serialize_page",

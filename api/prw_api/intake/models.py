@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from prw_platform.services import Receipt
+from prw_platform.services import Receipt, ReceiptStatus
 
 
 class UploadTargetBody(BaseModel):
@@ -40,9 +40,14 @@ class ReceiptLinks(BaseModel):
 
 
 class ReceiptBody(BaseModel):
+    """if_capture_submit's recorded response and if_receipt_get. ``status`` starts ``stored`` and follows the
+    capture through resolution; a receipt status of accepted never means applied (the product service may not
+    have the change yet). ``reason`` (the dead-letter code) only when ``failed``; the routes omit it otherwise."""
+
     receipt_id: str
     capture_id: str
-    status: str
+    status: ReceiptStatus
+    reason: str | None = None
     received_at: datetime
     links: ReceiptLinks
 
@@ -52,6 +57,7 @@ class ReceiptBody(BaseModel):
             receipt_id=receipt.receipt_id,
             capture_id=receipt.capture_id,
             status=receipt.status,
+            reason=receipt.reason,
             received_at=receipt.received_at,
             links=ReceiptLinks(receipt=receipt_url),
         )

@@ -28,8 +28,14 @@ from prw_platform.resolver.intake.jobs import (
     sweep_pending_jobs,
 )
 from prw_platform.resolver.intake.limits import IntakeLimits
-from prw_platform.resolver.intake.receipts import Receipt, get_receipt
-from prw_platform.resolver.intake.requests import ArtifactSelector, CaptureSubmission, UploadDeclaration
+from prw_platform.resolver.intake.receipts import Receipt, ReceiptStatus, TenantReceipt, get_receipt
+from prw_platform.resolver.intake.requests import (
+    ArtifactSelector,
+    CaptureSubmission,
+    Egress,
+    ExecutionRegion,
+    UploadDeclaration,
+)
 from prw_platform.resolver.intake.service import IntakeService, control_plane_epochs
 from prw_platform.resolver.intake.settings import IntakeSettings
 from prw_platform.resolver.intake.uploads import DeclaredUpload, StoredUpload, UploadBody, UploadTarget
@@ -43,7 +49,9 @@ __all__ = [
     "CaptureSubmission",
     "DeclaredUpload",
     "DigestMismatch",
+    "Egress",
     "EpochSource",
+    "ExecutionRegion",
     "IdempotencyConflict",
     "InstanceScopeDenied",
     "IntakeContext",
@@ -57,10 +65,12 @@ __all__ = [
     "PendingJobSweeper",
     "QueueJobEnqueuer",
     "Receipt",
+    "ReceiptStatus",
     "SourceScopeDenied",
     "StoredUpload",
     "SubmittedCapture",
     "SweepReport",
+    "TenantReceipt",
     "TenantScopeDenied",
     "UploadBody",
     "UploadDeclaration",

@@ -1,18 +1,25 @@
 """Capture submission (if_capture_submit, AW-02): one resolver transaction stores capture + artifacts + receipt +
 resolution job; the job is enqueued after the commit.
 
-Idempotency (if_capture_submit): the Idempotency-Key is unique per tenant. The same key with the same body (the
+Idempotency (if_capture_submit): an Idempotency-Key is unique per tenant within the dedupe window ("Dedupe
+window PROP 7 days", ``IntakeLimits.idempotency_window``). Within it, the same key with the same body (the
 canonical sha256 of the attributed request) returns the existing receipt (200); the same key with another body
-is 409 IDEMPOTENCY_CONFLICT and the transaction rolls back, so nothing is persisted. Two identical submits racing
-each other serialize on a transaction-scoped advisory lock of (tenant, key): the second one waits, then sees the
-first one's receipt, so one capture is stored.
+is 409 IDEMPOTENCY_CONFLICT and the transaction rolls back, so nothing is persisted. A key whose latest receipt
+is older than the window starts a new capture with a new receipt (202), stored as the key's next
+``key_generation`` (migration 0009): the unique constraint holds per generation, and the old receipt stays.
+Two identical submits racing each other serialize on a transaction-scoped advisory lock of (tenant, key): the
+second one waits, then sees the first one's receipt, so one capture is stored.
+
+``execution_region`` and ``egress`` are stored on the capture (columns and body) and never treated as a market
+(if_source_fetch): they say where the collector ran and how it reached the site.
 """
 
 from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Any
 
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
@@ -77,6 +84,11 @@ class CaptureRecord:
     #: In the collector's order (``capture_artifact.ordinal``): the sha256, size and media type its stored
     #: bytes are checked against (if_object_storage).
     artifacts: tuple[StoredArtifact, ...] = ()
+    #: Where the collector ran and the country its traffic left from, as it declared them (``ExecutionRegion``,
+    #: ``Egress``). Provenance only: never treated as a market (if_source_fetch), so resolution reads no price
+    #: region, availability or shipping destination from them.
+    execution_region: dict[str, Any] | None = None
+    egress: dict[str, Any] | None = None
 
     @property
     def media_type(self) -> str:
@@ -91,7 +103,8 @@ def load_capture(conn: Connection, tenant_id: str, capture_id: str) -> CaptureRe
         row = cur.execute(
             """SELECT tenant_id, capture_id, catalog_id, source_id, native_record_id, url, observed_at,
                       nullif(CASE WHEN jsonb_typeof(body -> 'adapter_hint') = 'string'
-                                  THEN body ->> 'adapter_hint' END, '') AS adapter_hint
+                                  THEN body ->> 'adapter_hint' END, '') AS adapter_hint,
+                      execution_region, egress
                FROM resolver.capture WHERE tenant_id = %s AND capture_id = %s""",
             (tenant_id, capture_id),
         ).fetchone()
@@ -153,13 +166,15 @@ def submit_capture(
         history_epoch=history_epoch,
     )
 
+    window = ctx.limits.idempotency_window
+
     def work(conn: Connection) -> SubmittedCapture:
         conn.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
             (f"intake:idempotency:{principal.tenant_id}:{key}",),
         )
-        existing = _replay(conn, principal.tenant_id, key, request_sha256)
-        if existing is not None:
+        existing = _replay_or_generation(conn, principal.tenant_id, key, request_sha256, now, window)
+        if isinstance(existing, SubmittedCapture):
             return existing
         _insert_capture(conn, principal, submission, capture_id, body, now)
         for ordinal, digest in enumerate(digests):
@@ -168,13 +183,15 @@ def submit_capture(
                    VALUES (%s, %s, %s, %s)""",
                 (principal.tenant_id, capture_id, stored[digest].artifact_id, ordinal),
             )
-        receipts.insert_receipt(conn, principal.tenant_id, receipt, key, request_sha256)
+        receipts.insert_receipt(conn, principal.tenant_id, receipt, key, request_sha256, existing)
         insert_job(conn, job)
         return SubmittedCapture(receipt, replayed=False)
 
     def committed(conn: Connection) -> SubmittedCapture | None:
-        # if_db: after an ambiguous COMMIT, the Idempotency-Key tells whether it committed.
-        return _replay(conn, principal.tenant_id, key, request_sha256)
+        # if_db: after an ambiguous COMMIT, the Idempotency-Key tells whether it committed (a committed receipt
+        # was received at ``now``, inside the window).
+        found = _replay_or_generation(conn, principal.tenant_id, key, request_sha256, now, window)
+        return found if isinstance(found, SubmittedCapture) else None
 
     outcome = ctx.db.run(work, tenant_id=principal.tenant_id, verify_commit=committed)
     if outcome.replayed:
@@ -184,10 +201,17 @@ def submit_capture(
     return SubmittedCapture(outcome.receipt, replayed=False, enqueued=enqueued)
 
 
-def _replay(conn: Connection, tenant_id: str, key: str, request_sha256: str) -> SubmittedCapture | None:
+def _replay_or_generation(
+    conn: Connection, tenant_id: str, key: str, request_sha256: str, now: datetime, window: timedelta
+) -> SubmittedCapture | int:
+    """The replay of the key's latest receipt within the window (or 409), else the key generation a new receipt
+    takes: 1 for a key never used, the latest + 1 for a key whose window expired."""
     existing = receipts.receipt_by_key(conn, tenant_id, key)
     if existing is None:
-        return None
+        return 1
+    if existing.receipt.received_at <= now - window:
+        # if_capture_submit: "Dedupe window PROP 7 days": after it the key is free again.
+        return existing.key_generation + 1
     if existing.request_sha256 != request_sha256:
         raise IdempotencyConflict("this Idempotency-Key was used with another request body")
     return SubmittedCapture(existing.receipt, replayed=True)
@@ -203,8 +227,8 @@ def _insert_capture(
 ) -> None:
     conn.execute(
         """INSERT INTO resolver.capture (tenant_id, capture_id, catalog_id, source_id, worker_id, instance_id,
-               native_record_id, url, schema_version, observed_at, received_at, body)
-           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+               native_record_id, url, schema_version, observed_at, received_at, body, execution_region, egress)
+           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
         (
             principal.tenant_id,
             capture_id,
@@ -218,6 +242,9 @@ def _insert_capture(
             submission.observed_at,
             now,
             Jsonb(body),
+            # Where the collector ran and how it reached the site: never a market (if_source_fetch).
+            Jsonb(body["execution_region"]) if "execution_region" in body else None,
+            Jsonb(body["egress"]) if "egress" in body else None,
         ),
     )
 

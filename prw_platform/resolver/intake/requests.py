@@ -7,7 +7,11 @@ Both refuse unknown fields, so a misspelt attribution field is a 422, not silent
 Every refusal here is if_capture_submit's 422 VALIDATION_FAILED, "Nothing persisted": text PostgreSQL cannot
 store anywhere in a request (a NUL, a lone surrogate), an ``observed_at`` outside what the platform represents or
 in the future beyond the clock-skew tolerance, a ``url`` that is not an absolute http(s) URL as RFC 3986 parses
-it (``prw_platform.inputs``); ``declare_upload`` refuses a ``media_type`` that is not RFC 9110 syntax.
+it, a country that is not an ISO 3166-1 alpha-2 code (``prw_platform.inputs``); ``declare_upload`` refuses a
+``media_type`` that is not RFC 9110 syntax.
+
+``schemas/capture.v1.json`` is generated from ``CaptureSubmission`` (``python -m prw_platform.contracts.generate``)
+and checked in; tests/unit/contracts keeps the two equal.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 
 from prw_platform.inputs import (
     InvalidInput,
+    check_country_code,
     check_http_url,
     check_not_in_future,
     check_representable,
@@ -32,6 +37,8 @@ from prw_platform.resolver.intake.errors import ValidationFailed
 CAPTURE_SCHEMA_VERSION = "capture/1"
 
 _SHA256 = r"^[0-9a-f]{64}$"
+#: For the JSON Schema only: ``prw_platform.inputs.check_country_code`` validates (and words the error).
+COUNTRY_PATTERN = "^[A-Z]{2}$"
 _IDENTIFIER = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 # if_capture_submit: Idempotency-Key (worker_id:native_record_id:captured_at): visible ASCII, no spaces.
 _IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
@@ -84,8 +91,53 @@ class ArtifactSelector(_Request):
         return self
 
 
+class ExecutionRegion(_Request):
+    """Where the collector ran (if_source_fetch, if_collector_bootstrap's example). Recorded on the capture and
+    never treated as a market: it says where the fetch happened, not where the product is sold or shipped."""
+
+    country: str = Field(
+        description="ISO 3166-1 alpha-2 code of the country the collector ran in, e.g. DE.",
+        json_schema_extra={"pattern": COUNTRY_PATTERN},
+    )
+    label: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=128,
+        description="A human label, e.g. 'Frankfurt regional host'.",
+    )
+    declared_by: Literal["operator", "collector", "platform"] | None = Field(
+        default=None,
+        description="Who states the region: the operator who deployed it, the collector, a platform.",
+    )
+
+    @field_validator("country")
+    @classmethod
+    def _country(cls, country: str) -> str:
+        return check_country_code(country)
+
+
+class Egress(_Request):
+    """How the collector reached the site: the country its traffic left from (if_source_fetch: "from the
+    collector's own egress"). Recorded on the capture and never treated as a market."""
+
+    country: str = Field(
+        description="ISO 3166-1 alpha-2 code of the egress country, e.g. DE.",
+        json_schema_extra={"pattern": COUNTRY_PATTERN},
+    )
+    verified: bool = Field(
+        default=False,
+        strict=True,
+        description="True only when the egress was checked (e.g. by an IP lookup), not declared.",
+    )
+
+    @field_validator("country")
+    @classmethod
+    def _country(cls, country: str) -> str:
+        return check_country_code(country)
+
+
 class CaptureSubmission(AttributedRequest):
-    """if_capture_submit: POST /v1/captures."""
+    """if_capture_submit: POST /v1/captures. Idempotency-Key (worker_id:native_record_id:captured_at) in a header."""
 
     schema_version: Literal["capture/1"]
     source_id: str = Field(min_length=1, max_length=64)
@@ -95,6 +147,11 @@ class CaptureSubmission(AttributedRequest):
     artifacts: tuple[ArtifactSelector, ...] = Field(min_length=1)
     #: A name (``pa_schemaorg``) or pin (``pa_schemaorg@1.0.0``) the resolver may prefer; never binding.
     adapter_hint: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]*(@[0-9A-Za-z.+-]+)?$")
+    #: if_source_fetch: "execution_region and egress are recorded on the capture and are never treated as a
+    #: market". Where the collector ran and how it reached the site; never a market, a price region or a
+    #: shipping destination.
+    execution_region: ExecutionRegion | None = None
+    egress: Egress | None = None
 
     @field_validator("url")
     @classmethod
@@ -149,4 +206,9 @@ def attributed_capture(
         body["url"] = submission.url
     if submission.adapter_hint is not None:
         body["adapter_hint"] = submission.adapter_hint
+    # Part of the compared body: the same key sent from another region or egress is another request (409).
+    if submission.execution_region is not None:
+        body["execution_region"] = submission.execution_region.model_dump(mode="json", exclude_none=True)
+    if submission.egress is not None:
+        body["egress"] = submission.egress.model_dump(mode="json")
     return body

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from prw_platform.config import Settings
@@ -16,6 +17,8 @@ class IntakeSettings(BaseSettings):
     #: if_artifact_upload: 413 ARTIFACT_TOO_LARGE above this (PROP limit; the seed leaves the number open).
     max_artifact_bytes: int = 25 * 1024 * 1024
     max_artifacts_per_capture: int = 16
+    #: if_capture_submit: "Dedupe window PROP 7 days" (``PRW_INTAKE_IDEMPOTENCY_WINDOW_SECONDS``).
+    idempotency_window_seconds: int = Field(default=7 * 24 * 3600, gt=0)
 
     def limits(self, settings: Settings) -> IntakeLimits:
         # if_artifact_upload: "The presigned URL expires after 300 s, so a slow upload re-declares": one TTL
@@ -25,4 +28,5 @@ class IntakeSettings(BaseSettings):
             upload_ttl=timedelta(seconds=settings.s3.presign_ttl_seconds),
             max_artifacts_per_capture=self.max_artifacts_per_capture,
             clock_skew_tolerance=timedelta(seconds=settings.clock_skew_tolerance_seconds),
+            idempotency_window=timedelta(seconds=self.idempotency_window_seconds),
         )

@@ -11,7 +11,12 @@ attributes and one decision (a mapping, a new item, or a review case).
    database lock is held during object reads and plugin code.
 7-8. One READ COMMITTED transaction: claim the inbox row, lock the stream cursor (AW-01), resolve identity
    (``identity``), apply the decision (``apply_decision``, same transaction), mark the job completed, write the
-   results (migration 0006), record the inbox outcome; commit. The batch driver acks only after that.
+   results (migration 0006), move the capture's receipt to ``accepted`` or ``in_review``, record the inbox
+   outcome; commit. The batch driver acks only after that.
+
+A terminal failure of a job whose capture is in the tenant marks the job dead-lettered and the receipt
+``failed`` with the dead-letter code, in one transaction. The receipt's status goes through its owner
+(``intake.receipts``) and never claims more than the resolver knows: accepted never means applied.
 
 Every error is classified by its ``code`` and ``retryable`` (``outcomes.outcome_for_error``).
 """
@@ -28,7 +33,7 @@ from prw_platform.contracts import ResolutionJob, SchemaViolation
 from prw_platform.db.database import Connection
 from prw_platform.resolver.decisions import DecisionResult, apply_decision, find_decision_by_key
 from prw_platform.resolver.decisions.stream import lock_cursor
-from prw_platform.resolver.intake import jobs
+from prw_platform.resolver.intake import jobs, receipts
 from prw_platform.resolver.intake.captures import CaptureRecord, load_capture
 from prw_platform.resolver.resolution.evidence import read_evidence
 from prw_platform.resolver.resolution.extraction import extract
@@ -151,6 +156,10 @@ def _resolve(services: ResolutionServices, job: ResolutionJob, capture: CaptureR
         status = _status(decision.action)
         jobs.record_completed(conn, job, now)
         insert_results(conn, results, decision, now)
+        # if_receipt_get: the receipt follows its capture; "accepted" is a committed decision, never "applied".
+        receipts.record_decision(
+            conn, job.tenant_id, job.capture_id, review=status == REVIEW_CASE_OPENED, now=now
+        )
         settle_inbox(conn, job.tenant_id, services.consumer, job.job_id, status)
         return _outcome(status, job.job_id, decision, results.stage_outcome)
 
@@ -199,10 +208,14 @@ def _failed(
     if outcome.reason == TENANT_MISMATCH:
         _alert(job, outcome.detail or "")
     elif outcome.disposition == "dead_letter" and capture_in_tenant:
+        reason = outcome.reason or INTERNAL_ERROR
+
+        def mark(conn: Connection) -> None:
+            jobs.mark_dead_lettered(conn, job.tenant_id, job.job_id)
+            receipts.record_failure(conn, job.tenant_id, job.capture_id, reason, services.clock())
+
         try:
-            services.resolver_db.run(
-                lambda conn: jobs.mark_dead_lettered(conn, job.tenant_id, job.job_id), tenant_id=job.tenant_id
-            )
+            services.resolver_db.run(mark, tenant_id=job.tenant_id)
         except Exception as marking:
             # The job row keeps its status; the message is retried and dead-lettered again next time.
             return outcome_for_error(marking, job.job_id)

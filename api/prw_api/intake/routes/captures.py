@@ -21,6 +21,7 @@ router = APIRouter(tags=["captures"], route_class=PlatformRoute)
     name="submitCapture",
     status_code=202,
     response_model=ReceiptBody,
+    response_model_exclude_none=True,
     responses={
         200: {"model": ReceiptBody, "description": "idempotent_replay: the existing receipt"},
         **{status: {"model": ErrorBody} for status in (401, 403, 409, 422, 503)},

@@ -16,6 +16,7 @@ router = APIRouter(tags=["receipts"], route_class=PlatformRoute)
     operation_id="getReceipt",
     name="getReceipt",
     response_model=ReceiptBody,
+    response_model_exclude_none=True,
     responses={status: {"model": ErrorBody} for status in (401, 403, 404, 503)},
 )
 def get_receipt(receipt_id: str, principal: CollectorDep, intake: IntakeDep, request: Request) -> ReceiptBody:
