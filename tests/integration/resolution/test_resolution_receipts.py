@@ -1,0 +1,150 @@
+"""if_receipt_get: a receipt starts ``stored`` and follows its capture through real resolution — ``accepted`` once
+a decision committed, ``in_review`` when a review case opened, ``failed`` with the dead-letter code — set by the
+consumer through ``intake.receipts`` in the transaction of its results. "A receipt status of accepted never means
+applied": nothing here runs the relay or the product service, and the receipt is accepted all the same."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from prw_platform.queues import PostgresQueue
+from prw_platform.resolver.intake import Receipt
+from prw_platform.resolver.resolution import DEAD_LETTERED, REVIEW_CASE_OPENED, STAGE_COMPLETED
+from prw_platform.storage import FilesystemObjectStore, parse_ref
+from tests.integration.resolution.pipeline import (
+    ANVIL_MICRODATA,
+    OTHER_TENANT,
+    RACING_BIKE,
+    Collector,
+    Resolution,
+    page,
+)
+
+
+def _receipt(collector: Collector, resolution: Resolution, capture_id: str) -> Receipt:
+    """The receipt as its collector reads it (GET /v1/receipts/{id}'s service call)."""
+    receipt_id = resolution.one("SELECT receipt_id FROM resolver.receipt WHERE capture_id = %s", capture_id)[
+        "receipt_id"
+    ]
+    return collector.intake.get_receipt(collector.principal, receipt_id)
+
+
+def _unpublished(resolution: Resolution) -> int:
+    return int(resolution.one("SELECT count(*) AS n FROM resolver.outbox WHERE published_at IS NULL")["n"])
+
+
+def test_a_committed_automatic_decision_moves_the_receipt_from_stored_to_accepted_not_applied(
+    collector: Collector, resolution: Resolution
+) -> None:
+    capture_id = collector.submit(page(ANVIL_MICRODATA), record="anvil-1")
+    stored = _receipt(collector, resolution, capture_id)
+    assert (stored.status, stored.reason, stored.status_changed_at) == ("stored", None, None)
+
+    (outcome,) = resolution.run().outcomes
+
+    assert (outcome.status, outcome.decision) == (STAGE_COMPLETED, "create_item_and_map")
+    accepted = _receipt(collector, resolution, capture_id)
+    assert (accepted.status, accepted.reason) == ("accepted", None)
+    assert isinstance(accepted.status_changed_at, datetime)
+    assert (accepted.receipt_id, accepted.received_at) == (stored.receipt_id, stored.received_at)
+    # Accepted never means applied: the accepted change is still in the outbox, not relayed, not applied.
+    assert _unpublished(resolution) > 0
+
+
+def test_a_review_case_moves_the_receipt_to_in_review(collector: Collector, resolution: Resolution) -> None:
+    collector.submit(page(ANVIL_MICRODATA), record="anvil-1")
+    resolution.run()
+    capture_id = collector.submit(page(RACING_BIKE), record="acme-racing-bike")
+
+    (outcome,) = resolution.run().outcomes
+
+    assert outcome.status == REVIEW_CASE_OPENED
+    receipt = _receipt(collector, resolution, capture_id)
+    assert (receipt.status, receipt.reason) == ("in_review", None)
+
+
+def test_a_redelivered_job_leaves_the_accepted_receipt_as_it_was(
+    collector: Collector, resolution: Resolution, queue: PostgresQueue
+) -> None:
+    capture_id = collector.submit(page(ANVIL_MICRODATA), record="anvil-1")
+    message = resolution.job_message(capture_id)
+    resolution.run()
+    accepted = _receipt(collector, resolution, capture_id)
+
+    queue.send(message, message_id=message["job_id"])
+    resolution.run()
+
+    assert _receipt(collector, resolution, capture_id) == accepted
+
+
+def test_a_dead_lettered_job_fails_the_receipt_with_the_dead_letter_code(
+    collector: Collector, resolution: Resolution, store: FilesystemObjectStore
+) -> None:
+    capture_id = collector.submit(page(ANVIL_MICRODATA), record="anvil-1")
+    message = resolution.job_message(capture_id)
+    path = store.path_of(parse_ref(message["artifacts"][0]["ref"]))
+    os.chmod(path, 0o644)  # objects are read-only (INV-05); this test plays the corruption
+    corrupted = bytearray(path.read_bytes())
+    corrupted[-2] ^= 0x20
+    path.write_bytes(bytes(corrupted))
+
+    (outcome,) = resolution.run().outcomes
+
+    assert (outcome.status, outcome.reason) == (DEAD_LETTERED, "DIGEST_MISMATCH")
+    receipt = _receipt(collector, resolution, capture_id)
+    assert (receipt.status, receipt.reason) == ("failed", "DIGEST_MISMATCH")
+    assert resolution.job_status(message["job_id"]) == "dead_lettered"
+
+
+@pytest.mark.parametrize(
+    ("pins", "reason"),
+    [
+        ({"adapter": "pa_schemaorg@9.9.9"}, "UNKNOWN_ADAPTER_VERSION"),
+        ({"adapter": "pa_schemaorg@1.0.0", "profile": "np_storage@99"}, "UNKNOWN_PROFILE_VERSION"),
+    ],
+)
+def test_an_uninstalled_pin_fails_the_receipt_with_its_code(
+    pins: dict[str, str], reason: str, collector: Collector, resolution: Resolution
+) -> None:
+    capture_id = collector.submit(page(ANVIL_MICRODATA), record="anvil-1")
+    resolution.replace_queued_jobs(resolution.job_message(capture_id) | {"pins": pins})
+
+    resolution.run()
+
+    receipt = _receipt(collector, resolution, capture_id)
+    assert (receipt.status, receipt.reason) == ("failed", reason)
+
+
+def test_a_job_naming_another_tenant_leaves_the_receipt_stored(
+    collector: Collector, resolution: Resolution
+) -> None:
+    capture_id = collector.submit(page(ANVIL_MICRODATA), record="anvil-1")
+    message: dict[str, Any] = resolution.job_message(capture_id)
+    resolution.replace_queued_jobs(message | {"tenant_id": OTHER_TENANT})
+
+    (outcome,) = resolution.run().outcomes
+
+    assert (outcome.status, outcome.reason) == (DEAD_LETTERED, "TENANT_MISMATCH")
+    # The forged message is not trusted enough to change the capture's receipt (nor its job row).
+    assert _receipt(collector, resolution, capture_id).status == "stored"
+
+
+def test_a_late_dead_letter_does_not_undo_an_accepted_receipt(
+    collector: Collector, resolution: Resolution
+) -> None:
+    capture_id = collector.submit(page(ANVIL_MICRODATA), record="anvil-1")
+    message = resolution.job_message(capture_id)
+    resolution.run()
+
+    # A second job of the same capture (a replay pinning an adapter that is not installed) dead-letters.
+    resolution.replace_queued_jobs(
+        message | {"job_id": f"{capture_id}:extract:2", "attempt_group": 2, "pins": {"adapter": "pa_x@9.9.9"}}
+    )
+    (outcome,) = resolution.run().outcomes
+
+    assert outcome.status == DEAD_LETTERED
+    assert _receipt(collector, resolution, capture_id).status == "accepted"
