@@ -53,6 +53,11 @@ class PrwCommands(LazyGroup):
             "prw_cli.commands.clients:app",
             "Collector OAuth clients: create (client_id + secret, shown once) and revoke.",
         ),
+        LazyCommand(
+            "receipts",
+            "prw_cli.commands.receipts:app",
+            "Capture receipts: show any receipt's status (stored, accepted, in_review, failed).",
+        ),
     )
 
 
