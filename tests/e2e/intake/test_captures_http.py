@@ -214,3 +214,33 @@ def test_a_database_outage_is_503_storage_unavailable_with_retry_after(
 
     assert error_of(response) == (503, "STORAGE_UNAVAILABLE", True)
     assert int(response.headers["retry-after"]) > 0
+
+
+def test_execution_region_and_egress_are_accepted_and_stored_on_the_capture(
+    world: World, collector: Collector, owner_db: Database
+) -> None:
+    region = {"country": "DE", "label": "Frankfurt regional host", "declared_by": "operator"}
+    egress = {"country": "DE", "verified": False}
+
+    response = submit(collector, capture(upload(collector), execution_region=region, egress=egress))
+
+    assert response.status_code == 202, response.text
+    with owner_db.transaction(read_only=True) as conn:
+        row = conn.execute(
+            "SELECT execution_region, egress FROM resolver.capture WHERE capture_id = %s",
+            (response.json()["capture_id"],),
+        ).fetchone()
+    assert row is not None
+    assert (row["execution_region"], row["egress"]) == (region, egress)
+
+
+def test_a_malformed_egress_is_422_validation_failed_and_persists_nothing(
+    world: World, collector: Collector, owner_db: Database
+) -> None:
+    ref = upload(collector)
+    before = world.counts(owner_db)
+
+    response = submit(collector, capture(ref, egress={"country": "Germany", "verified": False}))
+
+    assert error_of(response) == (422, "VALIDATION_FAILED", False)
+    assert world.counts(owner_db) == before

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import httpx
 import pytest
 
 from prw_platform.auth import ClientSpec, ProvisionedClient, create_client, revoke_client
 from prw_platform.auth.scopes import ARTIFACTS_WRITE, CAPTURES_WRITE
 from prw_platform.db.database import Database
+from prw_platform.resolver.intake.receipts import record_failure
 from tests.e2e.intake.conftest import Collector, token_for
 from tests.e2e.intake.flows import capture, error_of, submit, upload
 from tests.integration.intake.helpers import CATALOG, INSTANCE, OTHER_TENANT_SOURCE, SOURCE, WORKER, World
@@ -115,3 +118,22 @@ def test_a_revoked_client_is_401_credential_revoked(
     response = collector.http.get(f"/v1/receipts/{receipt['receipt_id']}", headers=collector.headers)
 
     assert error_of(response) == (401, "CREDENTIAL_REVOKED", False)
+
+
+def test_a_stored_receipt_has_no_reason_and_a_failed_one_shows_its_dead_letter_code(
+    world: World, collector: Collector, resolver_db: Database, receipt: dict[str, str]
+) -> None:
+    assert receipt["status"] == "stored"
+    assert "reason" not in receipt
+    # What the resolution consumer does when the capture's job is dead-lettered (tests/integration/resolution).
+    resolver_db.run(
+        lambda conn: record_failure(
+            conn, world.tenant, receipt["capture_id"], "DIGEST_MISMATCH", datetime.now(UTC)
+        ),
+        tenant_id=world.tenant,
+    )
+
+    response = collector.http.get(f"/v1/receipts/{receipt['receipt_id']}", headers=collector.headers)
+
+    assert response.status_code == 200
+    assert response.json() == receipt | {"status": "failed", "reason": "DIGEST_MISMATCH"}
