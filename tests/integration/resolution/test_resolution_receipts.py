@@ -6,7 +6,9 @@ applied": nothing here runs the relay or the product service, and the receipt is
 from __future__ import annotations
 
 import os
+import re
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +25,8 @@ from tests.integration.resolution.pipeline import (
     Resolution,
     page,
 )
+
+RECEIPTS_GUIDE = Path(__file__).resolve().parents[3] / "docs" / "operators" / "receipts.md"
 
 
 def _receipt(collector: Collector, resolution: Resolution, capture_id: str) -> Receipt:
@@ -148,3 +152,19 @@ def test_a_late_dead_letter_does_not_undo_an_accepted_receipt(
 
     assert outcome.status == DEAD_LETTERED
     assert _receipt(collector, resolution, capture_id).status == "accepted"
+
+
+def test_the_operator_queries_of_docs_operators_receipts_run(
+    collector: Collector, resolution: Resolution
+) -> None:
+    capture_id = collector.submit(page(ANVIL_MICRODATA), record="anvil-1")
+    resolution.run()
+    key = resolution.one("SELECT idempotency_key FROM resolver.receipt WHERE capture_id = %s", capture_id)[
+        "idempotency_key"
+    ]
+    by_key, by_status, regions = re.findall(r"```sql\n(.*?)```", RECEIPTS_GUIDE.read_text(), flags=re.DOTALL)
+
+    (use,) = resolution.rows(by_key.replace("cw_lumen_browser:p5-1t-hs:2026-10-10T03:31:55Z", key))
+    assert (use["key_generation"], use["capture_id"], use["status"]) == (1, capture_id, "accepted")
+    assert [(r["status"], r["count"]) for r in resolution.rows(by_status)] == [("accepted", 1)]
+    assert [(r["ran_in"], r["egress"], r["count"]) for r in resolution.rows(regions)] == [(None, None, 1)]
