@@ -62,8 +62,10 @@ def test_the_schema_names_every_field_of_the_model_including_execution_region_an
 def test_the_example_is_valid_for_both_the_schema_and_the_model() -> None:
     assert list(_validator().iter_errors(EXAMPLE)) == []
     submission = CaptureSubmission.model_validate(EXAMPLE)
-    assert submission.execution_region is not None and submission.execution_region.country == "DE"
-    assert submission.egress is not None and submission.egress.verified is False
+    assert submission.execution_region is not None
+    assert submission.execution_region.country == "DE"
+    assert submission.egress is not None
+    assert submission.egress.verified is False
 
 
 @pytest.mark.parametrize(
