@@ -3,7 +3,7 @@
 Nothing in the core reads settings or connects at import time, and no edge assembles a service: the CLI, the APIs
 and the Dagster code location call ``bootstrap`` and use the services of the ``Platform`` it returns (intake,
 collector auth, resolution, decisions, relay, product apply, public catalog, sweeper, provisioning, operator
-reports), the one clock, the one retry policy and the registry of stages (``prw_platform.runtime``).
+reports, collector registration and heartbeats), the one clock, the one retry policy and the registry of stages (``prw_platform.runtime``).
 
 Each service acts as its own database role (if_db): the resolver as ``resolver_app``, the relay as
 ``resolver_relay``, the product side as ``product_app``; a queue on the PostgreSQL backend is bound to the role of
@@ -42,6 +42,8 @@ from prw_platform.resolver.intake import (
     QueueJobEnqueuer,
     control_plane_epochs,
 )
+from prw_platform.resolver.intake.fleet import FleetPolicy
+from prw_platform.resolver.intake.workers import CollectorService, WorkerPolicy
 from prw_platform.resolver.relay import Relay
 from prw_platform.resolver.resolution import ResolutionServices
 from prw_platform.resolver.resolution.batch import ResolutionConsumer
@@ -182,6 +184,19 @@ class Platform:
         )
 
     @cached_property
+    def collectors(self) -> CollectorService:
+        """Collector registration, leases and heartbeats (if_collector_bootstrap, if_heartbeat) for the intake
+        API: resolver_app with API timeouts, the platform's clock."""
+        return CollectorService(
+            self.resolver_api_db,
+            policy=WorkerPolicy(
+                lease=timedelta(seconds=self.settings.collector_lease_seconds),
+                clock_skew_tolerance=timedelta(seconds=self.settings.clock_skew_tolerance_seconds),
+            ),
+            clock=self.clock,
+        )
+
+    @cached_property
     def collector_auth(self) -> CollectorAuthService:
         """The token endpoint's grant and bearer authentication (if_collector_bootstrap)."""
         return CollectorAuthService.from_settings(
@@ -248,7 +263,14 @@ class Platform:
     @cached_property
     def reports(self) -> OperatorReports:
         """Operator read models across tenants, through prw_operator (read-only)."""
-        return OperatorReports(self.operator_db)
+        return OperatorReports(
+            self.operator_db,
+            clock=self.clock,
+            fleet=FleetPolicy(
+                failing_after=self.settings.collector_failing_after,
+                alert_after=timedelta(seconds=self.settings.collector_alert_after_seconds),
+            ),
+        )
 
     @cached_property
     def stages(self) -> StageRegistry:

@@ -76,6 +76,14 @@ class Settings(BaseSettings):
     #: How far after the server's clock a reported ``observed_at`` may be (collectors' clock skew); later is 422.
     clock_skew_tolerance_seconds: int = Field(default=300, ge=0)
 
+    #: if_heartbeat: "Lease 90 s (DEC-05, OPEN thresholds)": a registration or heartbeat holds the lease this long;
+    #: an instance whose lease lapsed is ``silent``.
+    collector_lease_seconds: int = Field(default=90, ge=1, le=86_400)
+    #: More consecutive failed runs than this (heartbeat run reports) mark an instance ``failing``.
+    collector_failing_after: int = Field(default=3, ge=0)
+    #: The ``collector_fleet`` asset check fails when an instance with grants has been silent or failing longer.
+    collector_alert_after_seconds: int = Field(default=900, ge=0)
+
     @property
     def object_store_root(self) -> Path:
         return self.data_dir / "objects"

@@ -8,14 +8,18 @@ service (``Platform.reports``), never the report modules or a database pool.
 
 from __future__ import annotations
 
+from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Database
 from prw_platform.product import reports as product
 from prw_platform.product.progress import StreamProgress
 from prw_platform.resolver import reports as resolver
 from prw_platform.resolver.intake import receipts
+from prw_platform.resolver.intake.fleet import CollectorStatus, FleetPolicy, fleet_status
 from prw_platform.resolver.intake.receipts import Receipt, TenantReceipt
+from prw_platform.resolver.intake.workers import LeaseState
 from prw_platform.resolver.reports import (
     CaptureCounts,
+    CollectorRow,
     DecisionRow,
     EventRow,
     ResolutionRow,
@@ -25,8 +29,12 @@ from prw_platform.resolver.reports import (
 
 
 class OperatorReports:
-    def __init__(self, operator_db: Database) -> None:
+    def __init__(
+        self, operator_db: Database, *, clock: Clock = utc_now, fleet: FleetPolicy | None = None
+    ) -> None:
         self._db = operator_db
+        self._clock = clock
+        self.fleet = fleet or FleetPolicy()
 
     # The resolver side.
     def capture_counts(self) -> list[CaptureCounts]:
@@ -57,6 +65,12 @@ class OperatorReports:
         otherwise. Its status is how far resolution got: accepted never means applied."""
         return receipts.operator_receipt(self._db, receipt_id, tenant_id)
 
+    def collector_fleet(self) -> list[CollectorStatus]:
+        """Every registered collector instance with its lease state (active, silent, failing) at the platform
+        clock's now (if_collector_bootstrap, if_heartbeat)."""
+        rows = resolver.collector_fleet(self._db, self.fleet.failing_after)
+        return fleet_status(rows, self._clock(), self.fleet)
+
     # The product side.
     def stream_progress(self) -> list[StreamProgress]:
         """Per projected stream: the contiguous applied position and parked events (AW-04)."""
@@ -82,8 +96,12 @@ class OperatorReports:
 
 __all__ = [
     "CaptureCounts",
+    "CollectorRow",
+    "CollectorStatus",
     "DecisionRow",
     "EventRow",
+    "FleetPolicy",
+    "LeaseState",
     "OperatorReports",
     "Receipt",
     "ResolutionRow",

@@ -37,6 +37,15 @@ from prw_platform.resolver.intake import (
     TenantReceipt,
     UploadDeclaration,
 )
+from prw_platform.resolver.intake.requests import Heartbeat, Registration, RunReport
+from prw_platform.resolver.intake.workers import (
+    CollectorService,
+    HeartbeatAck,
+    Lease,
+    LeaseState,
+    Registered,
+    WorkerPolicy,
+)
 from prw_platform.resolver.relay import Relay
 from prw_platform.resolver.resolution.batch import ResolutionConsumer
 
@@ -53,13 +62,18 @@ __all__ = [
     "CollectorAuthService",
     "CollectorClients",
     "CollectorPrincipal",
+    "CollectorService",
     "DecisionService",
     "Egress",
     "ExecutionRegion",
+    "Heartbeat",
+    "HeartbeatAck",
     "IntakeService",
     "IssuedToken",
     "ItemFilters",
     "ItemPage",
+    "Lease",
+    "LeaseState",
     "OperatorReports",
     "PendingJobSweeper",
     "ProductApply",
@@ -69,11 +83,15 @@ __all__ = [
     "PublicItem",
     "Receipt",
     "ReceiptStatus",
+    "Registered",
+    "Registration",
     "Relay",
     "ResolutionConsumer",
+    "RunReport",
     "SourceSpec",
     "TenantReceipt",
     "UploadDeclaration",
+    "WorkerPolicy",
     "serialize_item",
     "serialize_page",
 ]

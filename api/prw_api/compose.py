@@ -12,8 +12,10 @@ from prw_platform.bootstrap import Platform
 
 
 def intake_app(platform: Platform, *, lifespan: Lifespan[FastAPI] | None = None) -> FastAPI:
-    """The intake origin: ``Platform.intake`` and ``Platform.collector_auth``."""
-    return create_intake_app(platform.settings, platform.intake, platform.collector_auth, lifespan=lifespan)
+    """The intake origin: ``Platform.intake``, ``Platform.collector_auth`` and ``Platform.collectors``."""
+    return create_intake_app(
+        platform.settings, platform.intake, platform.collector_auth, platform.collectors, lifespan=lifespan
+    )
 
 
 def product_app(

@@ -58,6 +58,12 @@ class PrwCommands(LazyGroup):
             "prw_cli.commands.receipts:app",
             "Capture receipts: show any receipt's status (stored, accepted, in_review, failed).",
         ),
+        LazyCommand(
+            "workers",
+            "prw_cli.commands.workers:workers",
+            "One row per registered collector instance: worker, sources, lease state (active/silent/failing), last"
+            " heartbeat, consecutive failures and last run report.",
+        ),
     )
 
 

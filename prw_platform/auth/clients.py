@@ -131,6 +131,21 @@ def find_client(db: Database, tenant_id: str, client_id: str) -> CollectorClient
     return client if client is not None and client.binding.tenant_id == tenant_id else None
 
 
+def instance_is_provisioned(conn: Connection, tenant_id: str, instance_id: str) -> bool:
+    """if_collector_bootstrap 404 NOT_FOUND "Unknown server-side instance": an operator provisioned a client for
+    this stable instance of the tenant (revoked or not: a rotated credential keeps its instance)."""
+    found = (
+        conn.cursor(row_factory=scalar_row)
+        .execute(
+            """SELECT EXISTS (SELECT 1 FROM resolver.collector_client
+                              WHERE tenant_id = %s AND instance_id = %s)""",
+            (tenant_id, instance_id),
+        )
+        .fetchone()
+    )
+    return bool(found)
+
+
 def revoke_client(db: Database, tenant_id: str, client_id: str, *, clock: Clock = utc_now) -> bool:
     """Revoke a client: every token it was issued fails with CREDENTIAL_REVOKED from now on. True when this call
     revoked it, False when it was already revoked or is unknown in the tenant."""

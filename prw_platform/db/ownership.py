@@ -34,6 +34,9 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "resolver.capture_artifact": "prw_platform.resolver.intake.captures",
         "resolver.receipt": "prw_platform.resolver.intake.receipts",
         "resolver.resolution_job": "prw_platform.resolver.intake.jobs",
+        # Collector registration, leases and heartbeats (if_collector_bootstrap, if_heartbeat).
+        "resolver.collector_instance": "prw_platform.resolver.intake.workers",
+        "resolver.collector_heartbeat": "prw_platform.resolver.intake.workers",
         # Resolution.
         "resolver.consumer_inbox": "prw_platform.resolver.resolution.results",
         "resolver.resolution_result": "prw_platform.resolver.resolution.results",

@@ -7,6 +7,9 @@ They read across tenants, so they run as the read-only ``prw_operator`` role (``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+
+from psycopg.rows import class_row
 
 from prw_platform.db.database import Connection, Database
 
@@ -271,3 +274,69 @@ def events(owner: Database, tenant_id: str, catalog_id: str) -> list[EventRow]:
         )
         for r in rows
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class CollectorRow:
+    """One registered collector instance with its lease, counters and last run report (the fleet view)."""
+
+    tenant_id: str
+    catalog_id: str
+    instance_id: str
+    worker_id: str
+    targets: list[str]
+    capabilities: list[str]
+    version: str | None
+    runtime: str | None
+    registered_at: datetime
+    lease_expires_at: datetime
+    last_heartbeat_at: datetime | None
+    consecutive_failures: int
+    last_success_at: datetime | None
+    #: An unrevoked client still binds the instance (its source grants are live); False once every credential
+    #: of the instance is revoked (the instance is decommissioned, its silence expected).
+    has_grants: bool
+    #: When the current failure streak went above ``failing_after`` (the heartbeat that crossed it), if it did.
+    failing_since: datetime | None
+    last_run_at: datetime | None
+    last_run_outcome: str | None
+    last_run_pages_fetched: int | None
+    last_run_captures_submitted: int | None
+    last_run_failures: dict[str, int] | None
+    last_run_error_code: str | None
+
+
+def collector_fleet(owner: Database, failing_after: int) -> list[CollectorRow]:
+    """Every registered instance of every tenant. ``failing_since`` is the receipt time of the heartbeat whose
+    count first went above ``failing_after`` in the current streak: a failed run adds exactly one, so the latest
+    heartbeat with ``failing_after + 1`` is the one that crossed it."""
+
+    def work(conn: Connection) -> list[CollectorRow]:
+        with conn.cursor(row_factory=class_row(CollectorRow)) as cur:
+            return cur.execute(
+                """SELECT i.tenant_id, i.catalog_id, i.instance_id, i.worker_id, i.targets, i.capabilities,
+                          i.version, i.runtime, i.registered_at, i.lease_expires_at, i.last_heartbeat_at,
+                          i.consecutive_failures, i.last_success_at,
+                          EXISTS (SELECT 1 FROM resolver.collector_client c
+                                   WHERE c.tenant_id = i.tenant_id AND c.instance_id = i.instance_id
+                                     AND c.revoked_at IS NULL) AS has_grants,
+                          (SELECT max(h.received_at) FROM resolver.collector_heartbeat h
+                            WHERE h.tenant_id = i.tenant_id AND h.instance_id = i.instance_id
+                              AND h.consecutive_failures = %s) AS failing_since,
+                          last.at AS last_run_at, last.run_outcome AS last_run_outcome,
+                          last.pages_fetched AS last_run_pages_fetched,
+                          last.captures_submitted AS last_run_captures_submitted,
+                          last.failures AS last_run_failures, last.error_code AS last_run_error_code
+                     FROM resolver.collector_instance i
+                     LEFT JOIN LATERAL (
+                          SELECT h.at, h.run_outcome, h.pages_fetched, h.captures_submitted, h.failures,
+                                 h.error_code
+                            FROM resolver.collector_heartbeat h
+                           WHERE h.tenant_id = i.tenant_id AND h.instance_id = i.instance_id
+                             AND h.run_outcome IS NOT NULL
+                           ORDER BY h.received_at DESC, h.at DESC LIMIT 1) last ON true
+                    ORDER BY i.tenant_id, i.instance_id""",
+                (failing_after + 1,),
+            ).fetchall()
+
+    return owner.run(work, read_only=True)

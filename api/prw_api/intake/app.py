@@ -8,25 +8,29 @@ from starlette.types import Lifespan
 from prw_api import health
 from prw_api.errors import install_error_handlers
 from prw_api.intake.deps import TOKEN_PATH
-from prw_api.intake.routes import captures, oauth, receipts, uploads
+from prw_api.intake.routes import captures, oauth, receipts, uploads, workers
 from prw_api.middleware import BodyLimit, RouteBodyLimit, install_input_hardening
 from prw_platform.config import Settings
 from prw_platform.errors import ArtifactTooLarge, ValidationFailed
-from prw_platform.services import CollectorAuthService, IntakeService
+from prw_platform.services import CollectorAuthService, CollectorService, IntakeService
 
 
 def create_app(
     settings: Settings,
     intake: IntakeService,
     auth: CollectorAuthService,
+    collectors: CollectorService | None = None,
     *,
     lifespan: Lifespan[FastAPI] | None = None,
 ) -> FastAPI:
-    """The services come from the composition root (``Platform.intake``, ``Platform.collector_auth``);
-    ``lifespan`` is the server's (``prw_api.factory`` closes the platform with it)."""
+    """The services come from the composition root (``Platform.intake``, ``Platform.collector_auth``,
+    ``Platform.collectors``); ``lifespan`` is the server's (``prw_api.factory`` closes the platform with it).
+    Without ``collectors`` the app serves no ``/v1/workers`` routes (tests of the other routes compose only what
+    they use)."""
     app = FastAPI(
         title="PRW intake",
-        summary="Collector intake: tokens, artifact uploads, captures and receipts (AW-02)",
+        summary="Collector intake: tokens, registration and heartbeats, artifact uploads, captures and receipts"
+        " (AW-02)",
         version="1",
         lifespan=lifespan,
     )
@@ -35,6 +39,7 @@ def create_app(
     app.state.auth = auth
     # Looked up per probe (the service is the readiness check: IntakeService.ready).
     app.state.ready = lambda: intake.ready()
+    app.state.collectors = collectors
     install_error_handlers(app)
     install_input_hardening(
         app,
@@ -53,4 +58,6 @@ def create_app(
     )
     for router in (health.router, oauth.router, uploads.router, captures.router, receipts.router):
         app.include_router(router)
+    if collectors is not None:
+        app.include_router(workers.router)
     return app

@@ -9,7 +9,13 @@ from fastapi.openapi.models import OAuthFlowClientCredentials, OAuthFlows
 from fastapi.security import OAuth2
 
 from prw_api.errors import ApiError
-from prw_platform.services import COLLECTOR_SCOPES, CollectorAuthService, CollectorPrincipal, IntakeService
+from prw_platform.services import (
+    COLLECTOR_SCOPES,
+    CollectorAuthService,
+    CollectorPrincipal,
+    CollectorService,
+    IntakeService,
+)
 
 TOKEN_PATH = "/v1/oauth/token"
 
@@ -35,7 +41,13 @@ def get_auth(request: Request) -> CollectorAuthService:
     return auth
 
 
+def get_collectors(request: Request) -> CollectorService:
+    collectors: CollectorService = request.app.state.collectors
+    return collectors
+
+
 IntakeDep = Annotated[IntakeService, Depends(get_intake)]
+CollectorsDep = Annotated[CollectorService, Depends(get_collectors)]
 AuthDep = Annotated[CollectorAuthService, Depends(get_auth)]
 
 

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from prw_platform.services import Receipt, ReceiptStatus
+from prw_platform.services import HeartbeatAck, Receipt, ReceiptStatus, Registered
 
 
 class UploadTargetBody(BaseModel):
@@ -60,6 +60,52 @@ class ReceiptBody(BaseModel):
             reason=receipt.reason,
             received_at=receipt.received_at,
             links=ReceiptLinks(receipt=receipt_url),
+        )
+
+
+class GrantedBody(BaseModel):
+    tenant_id: str
+    sources: list[str]
+
+
+class RegisteredBody(BaseModel):
+    """if_collector_bootstrap's recorded response, with the lease's expiry and the worker it is recorded for."""
+
+    instance_id: str
+    worker_id: str
+    lease_seconds: int
+    lease_expires_at: datetime
+    heartbeat_url: str
+    granted: GrantedBody
+
+    @classmethod
+    def of(cls, registered: Registered, heartbeat_url: str) -> RegisteredBody:
+        lease = registered.lease
+        return cls(
+            instance_id=lease.instance_id,
+            worker_id=lease.worker_id,
+            lease_seconds=registered.lease_seconds,
+            lease_expires_at=lease.lease_expires_at,
+            heartbeat_url=heartbeat_url,
+            granted=GrantedBody(tenant_id=lease.tenant_id, sources=sorted(lease.targets)),
+        )
+
+
+class HeartbeatAckBody(BaseModel):
+    """if_heartbeat's recorded response: the counters after the heartbeat and the renewed lease."""
+
+    instance_id: str
+    consecutive_failures: int
+    last_success: datetime | None
+    lease_expires_at: datetime
+
+    @classmethod
+    def of(cls, ack: HeartbeatAck) -> HeartbeatAckBody:
+        return cls(
+            instance_id=ack.instance_id,
+            consecutive_failures=ack.consecutive_failures,
+            last_success=ack.last_success_at,
+            lease_expires_at=ack.lease_expires_at,
         )
 
 

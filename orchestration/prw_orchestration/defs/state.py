@@ -143,8 +143,63 @@ def inv08_projection_lag(platform: PlatformResource) -> dg.AssetCheckResult:
     )
 
 
-STATE_ASSETS = (captures, accepted_change_stream, product_projection)
-STATE_CHECKS = (inv03_contiguous_positions, inv01_one_mapping_one_owner, inv08_projection_lag)
+@dg.asset(
+    group_name=GROUP,
+    description="Registered collector instances: lease state (active, silent, failing), last heartbeat, "
+    "consecutive failures and last run report (if_collector_bootstrap, if_heartbeat).",
+)
+def collector_fleet(platform: PlatformResource) -> dg.MaterializeResult[None]:
+    fleet = platform.platform.reports.collector_fleet()
+    by_state = {
+        state: sum(1 for s in fleet if s.state.value == state) for state in ("active", "silent", "failing")
+    }
+    return dg.MaterializeResult(
+        metadata={
+            "instances": len(fleet),
+            **by_state,
+            "overdue": sum(1 for s in fleet if s.overdue),
+            "per_instance": dg.MetadataValue.md(
+                "| tenant | instance | worker | sources | lease | last heartbeat | failures |\n"
+                "|---|---|---|---|---|---|---|\n"
+                + "\n".join(
+                    f"| {s.instance.tenant_id} | {s.instance.instance_id} | {s.instance.worker_id} "
+                    f"| {' '.join(s.instance.targets)} | {s.state.value} | {s.instance.last_heartbeat_at or '-'} "
+                    f"| {s.instance.consecutive_failures} |"
+                    for s in fleet
+                )
+            ),
+        }
+    )
+
+
+@dg.asset_check(asset=collector_fleet, name="collectors_reporting", blocking=False)
+def collectors_reporting(platform: PlatformResource) -> dg.AssetCheckResult:
+    """if_heartbeat: "A missed heartbeat is visible as lease expiry": fails when an instance with grants has been
+    silent (lease lapsed) or failing longer than ``PRW_COLLECTOR_ALERT_AFTER_SECONDS``."""
+    reports = platform.platform.reports
+    overdue = [s for s in reports.collector_fleet() if s.overdue]
+    return dg.AssetCheckResult(
+        passed=not overdue,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata={
+            "overdue": len(overdue),
+            "alert_after_seconds": int(reports.fleet.alert_after.total_seconds()),
+            "instances": ", ".join(
+                f"{s.instance.tenant_id}/{s.instance.instance_id} {s.state.value} since {s.state_since}"
+                for s in overdue
+            )
+            or "none",
+        },
+    )
+
+
+STATE_ASSETS = (captures, accepted_change_stream, product_projection, collector_fleet)
+STATE_CHECKS = (
+    inv03_contiguous_positions,
+    inv01_one_mapping_one_owner,
+    inv08_projection_lag,
+    collectors_reporting,
+)
 
 platform_state_job = dg.define_asset_job(
     "platform_state_job",

@@ -1,4 +1,5 @@
-"""Intake errors with the seed's codes verbatim (if_artifact_upload, if_capture_submit, if_receipt_get).
+"""Intake errors with the seed's codes verbatim (if_artifact_upload, if_capture_submit, if_receipt_get,
+if_collector_bootstrap, if_heartbeat).
 
 Each carries ``code``, ``status`` and ``retryable`` like the storage and auth errors, so the edge renders any of
 them with one handler and never inspects the type.
@@ -74,6 +75,13 @@ class InstanceScopeDenied(IntakeError):
 
 class NotFound(IntakeError):
     code = "NOT_FOUND"
+    status = 404
+
+
+class UnknownInstance(IntakeError):
+    """if_heartbeat: 404 UNKNOWN_INSTANCE, do not retry. "Register first"."""
+
+    code = "UNKNOWN_INSTANCE"
     status = 404
 
 

@@ -212,3 +212,89 @@ def attributed_capture(
     if submission.egress is not None:
         body["egress"] = submission.egress.model_dump(mode="json")
     return body
+
+
+# -- Collector registration and heartbeats (if_collector_bootstrap, if_heartbeat) -------------------------------
+
+_LABEL = r"^[A-Za-z0-9][A-Za-z0-9_.:+/-]{0,127}$"
+
+#: if_source_fetch's error rows, as a heartbeat's run report counts them: "429 RATE_LIMITED ... 503 UPSTREAM_503
+#: ... Reported as run.error in the heartbeat ... 404 NOT_FOUND ... Recorded as a run outcome".
+FetchFailure = Literal["RATE_LIMITED", "UPSTREAM_503", "NOT_FOUND"]
+
+
+class Registration(_Request):
+    """if_collector_bootstrap: POST /v1/workers/register. ``worker_id`` and ``instance_id`` are required and must
+    equal the token's binding; ``targets`` a nonempty subset of its source grants. Nothing here selects a tenant
+    or a catalog: both come from the token (unknown fields are refused)."""
+
+    worker_id: str = Field(min_length=1, max_length=64)
+    instance_id: str = Field(min_length=1, max_length=64)
+    version: str | None = Field(default=None, max_length=64)
+    runtime: str | None = Field(default=None, pattern=_LABEL)
+    runtime_kind: str | None = Field(default=None, pattern=_LABEL)
+    execution_region: ExecutionRegion | None = None
+    egress: Egress | None = None
+    targets: tuple[str, ...] = Field(min_length=1, max_length=256)
+    capabilities: tuple[str, ...] = Field(default=(), max_length=64)
+
+    @field_validator("targets", "capabilities")
+    @classmethod
+    def _labels(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            if not re.fullmatch(_LABEL, value):
+                raise ValueError(f"{value!r} is not an identifier (1 to 128 of A-Z a-z 0-9 _ . : + / -)")
+        return values
+
+    def canonical(self) -> dict[str, Any]:
+        """The body as compared for "Re-registering with the same body": targets and capabilities as sets."""
+        body = self.model_dump(mode="json", exclude_none=True)
+        body["targets"] = sorted(set(self.targets))
+        body["capabilities"] = sorted(set(self.capabilities))
+        return body
+
+
+class RunError(_Request):
+    """if_heartbeat example: ``"error": {"code": "UPSTREAM_503", "retryable": true}``."""
+
+    code: FetchFailure
+    retryable: bool
+
+
+class RunReport(_Request):
+    """One run of a scheduled instance, or the last interval of a long-running one (if_heartbeat "run report")."""
+
+    started_at: AwareDatetime | None = None
+    finished_at: AwareDatetime | None = None
+    outcome: Literal["succeeded", "failed"]
+    error: RunError | None = None
+    pages_fetched: int = Field(default=0, ge=0, le=2**31 - 1)
+    captures_submitted: int = Field(default=0, ge=0, le=2**31 - 1)
+    #: Fetch failures by if_source_fetch outcome.
+    failures: dict[FetchFailure, int] = Field(default_factory=dict)
+
+    @field_validator("failures")
+    @classmethod
+    def _counts(cls, failures: dict[str, int]) -> dict[str, int]:
+        if any(not 0 <= count <= 2**31 - 1 for count in failures.values()):
+            raise ValueError("a failure count is a non-negative 32-bit integer")
+        return failures
+
+    @field_validator("started_at", "finished_at")
+    @classmethod
+    def _representable(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else check_representable(value)
+
+
+class Heartbeat(_Request):
+    """if_heartbeat: POST /v1/workers/{id}/heartbeat. ``at`` is the idempotency key with the instance; a body
+    ``instance_id`` is only compared with the path and the token."""
+
+    instance_id: str | None = Field(default=None, max_length=64)
+    at: AwareDatetime
+    run: RunReport | None = None
+
+    @field_validator("at")
+    @classmethod
+    def _representable(cls, at: datetime) -> datetime:
+        return check_representable(at)

@@ -38,11 +38,17 @@ def test_the_whole_definitions_load() -> None:
     }
     assert {s.name for s in repository.schedule_defs} == {"pending_job_sweep", "platform_state_schedule"}
     checks = {key.name for key in repository.asset_graph.asset_check_keys}
-    assert checks == {"inv01_one_mapping_one_owner", "inv03_contiguous_positions", "inv08_projection_lag"}
+    assert checks == {
+        "inv01_one_mapping_one_owner",
+        "inv03_contiguous_positions",
+        "inv08_projection_lag",
+        "collectors_reporting",
+    }
     assert {key.to_user_string() for key in repository.asset_graph.get_all_asset_keys()} == {
         "captures",
         "accepted_change_stream",
         "product_projection",
+        "collector_fleet",
     }
 
 
