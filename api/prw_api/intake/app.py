@@ -19,14 +19,12 @@ def create_app(
     settings: Settings,
     intake: IntakeService,
     auth: CollectorAuthService,
-    collectors: CollectorService | None = None,
+    collectors: CollectorService,
     *,
     lifespan: Lifespan[FastAPI] | None = None,
 ) -> FastAPI:
     """The services come from the composition root (``Platform.intake``, ``Platform.collector_auth``,
-    ``Platform.collectors``); ``lifespan`` is the server's (``prw_api.factory`` closes the platform with it).
-    Without ``collectors`` the app serves no ``/v1/workers`` routes (tests of the other routes compose only what
-    they use)."""
+    ``Platform.collectors``); ``lifespan`` is the server's (``prw_api.factory`` closes the platform with it)."""
     app = FastAPI(
         title="PRW intake",
         summary="Collector intake: tokens, registration and heartbeats, artifact uploads, captures and receipts"
@@ -56,8 +54,13 @@ def create_app(
             RouteBodyLimit("POST", TOKEN_PATH, BodyLimit(oauth.MAX_FORM_BYTES)),
         ),
     )
-    for router in (health.router, oauth.router, uploads.router, captures.router, receipts.router):
+    for router in (
+        health.router,
+        oauth.router,
+        workers.router,
+        uploads.router,
+        captures.router,
+        receipts.router,
+    ):
         app.include_router(router)
-    if collectors is not None:
-        app.include_router(workers.router)
     return app

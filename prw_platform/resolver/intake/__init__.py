@@ -1,4 +1,5 @@
-"""Capture intake (AW-02): artifact uploads, capture submission, receipts, and the pending-job sweeper.
+"""Capture intake (AW-02): collector registration and heartbeats, artifact uploads, capture submission, receipts,
+and the pending-job sweeper.
 
 No web framework here: ``prw_api`` authenticates, parses and renders; these functions decide and persist.
 """
@@ -39,6 +40,7 @@ from prw_platform.resolver.intake.requests import (
 from prw_platform.resolver.intake.service import IntakeService, control_plane_epochs
 from prw_platform.resolver.intake.settings import IntakeSettings
 from prw_platform.resolver.intake.uploads import DeclaredUpload, StoredUpload, UploadBody, UploadTarget
+from prw_platform.resolver.intake.workers import CollectorService, LeaseState, WorkerPolicy
 
 __all__ = [
     "SWEEPER_ROLE",
@@ -47,6 +49,7 @@ __all__ = [
     "ArtifactTooLarge",
     "AttributionDenied",
     "CaptureSubmission",
+    "CollectorService",
     "DeclaredUpload",
     "DigestMismatch",
     "Egress",
@@ -61,6 +64,7 @@ __all__ = [
     "IntakeSettings",
     "IntakeUnavailable",
     "JobEnqueuer",
+    "LeaseState",
     "NotFound",
     "PendingJobSweeper",
     "QueueJobEnqueuer",
@@ -76,6 +80,7 @@ __all__ = [
     "UploadDeclaration",
     "UploadTarget",
     "ValidationFailed",
+    "WorkerPolicy",
     "control_plane_epochs",
     "get_receipt",
     "submit_capture",

@@ -23,6 +23,7 @@ from prw_platform.config import Settings
 from prw_platform.db.database import Database
 from prw_platform.queues.postgres import PostgresQueue
 from prw_platform.resolver.intake import (
+    CollectorService,
     IntakeContext,
     IntakeService,
     IntakeSettings,
@@ -44,11 +45,12 @@ MAX_ARTIFACT_BYTES = 64 * 1024
 
 @dataclass(frozen=True)
 class IntakeApiServices:
-    """The two services the intake app serves, composed here from core pieces over this test's database, store
-    and queue (in production ``Platform.intake`` and ``Platform.collector_auth``)."""
+    """The services the intake app serves, composed here from core pieces over this test's database, store
+    and queue (in production ``Platform.intake``, ``Platform.collector_auth`` and ``Platform.collectors``)."""
 
     intake: IntakeService
     auth: CollectorAuthService
+    collectors: CollectorService
 
 
 @pytest.fixture(scope="module")
@@ -114,12 +116,15 @@ def services(
             )
         ),
         CollectorAuthService.from_settings(settings, resolver_db, TokenSettings()),
+        CollectorService(resolver_db),
     )
 
 
 @pytest.fixture
 def server(settings: Settings, services: IntakeApiServices) -> Iterator[BackgroundServer]:
-    with BackgroundServer(create_app(settings, services.intake, services.auth)) as running:
+    with BackgroundServer(
+        create_app(settings, services.intake, services.auth, services.collectors)
+    ) as running:
         yield running
 
 

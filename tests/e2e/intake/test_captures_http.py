@@ -204,7 +204,7 @@ def test_a_database_outage_is_503_storage_unavailable_with_retry_after(
     )
     try:
         with (
-            BackgroundServer(create_app(settings, down, services.auth)) as server,
+            BackgroundServer(create_app(settings, down, services.auth, services.collectors)) as server,
             httpx.Client(base_url=server.url, timeout=10) as http,
         ):
             collector = Collector(http, token_for(http, client))

@@ -94,6 +94,8 @@ def test_the_openapi_document_has_stable_operation_ids_and_the_collector_oauth2_
     operations = {op["operationId"] for path in document["paths"].values() for op in path.values()}
     assert operations == {
         "issueToken",
+        "registerWorker",
+        "workerHeartbeat",
         "declareArtifactUpload",
         "uploadArtifactBytes",
         "submitCapture",
