@@ -83,6 +83,7 @@ def test_captures_over_http_become_public_items_through_dagster_runs(platform: P
     assert run.drive.state_run is not None
     checks = _check_results(instance, run.drive.state_run)
     assert checks == {
+        "collectors_reporting": True,
         "inv01_one_mapping_one_owner": True,
         "inv03_contiguous_positions": True,
         "inv08_projection_lag": True,

@@ -55,7 +55,7 @@ def _apps(tmp_path: Path) -> dict[str, FastAPI]:
     # create_app only stores the services (and reads the intake's artifact limit): stand-ins are enough here.
     intake = SimpleNamespace(max_artifact_bytes=IntakeLimits().max_artifact_bytes)
     return {
-        "intake": create_intake_app(settings, cast(Any, intake), cast(Any, None)),
+        "intake": create_intake_app(settings, cast(Any, intake), cast(Any, None), cast(Any, None)),
         "product": create_product_app(settings, cast(Any, None)),
     }
 
