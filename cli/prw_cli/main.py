@@ -49,6 +49,11 @@ class PrwCommands(LazyGroup):
             "Dry-run an adapter (and a profile) on local files.",
         ),
         LazyCommand(
+            "collect",
+            "prw_cli.commands.collect:collect",
+            "Send local pages to intake as a collector: upload, capture (idempotent), receipt; retried with backoff.",
+        ),
+        LazyCommand(
             "clients",
             "prw_cli.commands.clients:app",
             "Collector OAuth clients: create (client_id + secret, shown once) and revoke.",

@@ -1,0 +1,273 @@
+"""``collect``: a run of one collector instance over local files: register, heartbeat in the background with the
+run report, then for every page upload, capture and read its receipt. A page that fails is reported and the run
+goes on; revoked credentials stop the run (if_heartbeat: "401 CREDENTIAL_REVOKED — do not retry. Collector must
+stop")."""
+
+from __future__ import annotations
+
+import mimetypes
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from prw_cli.collect.client import CollectorClient, Registration, RetryEvent, file_sha256
+from prw_cli.collect.errors import CredentialRevoked, IntakeError
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """A fetched page on disk and what its capture says about it."""
+
+    path: Path
+    native_record_id: str
+    observed_at: str
+    media_type: str
+    url: str | None = None
+
+
+@dataclass(slots=True)
+class PageOutcome:
+    page: Page
+    sha256: str = ""
+    outcome: str = "pending"  # stored, replayed, failed, skipped
+    http_status: int | None = None
+    receipt_id: str | None = None
+    capture_id: str | None = None
+    receipt_status: str | None = None
+    attempts: int = 0
+    error: str | None = None
+
+
+@dataclass
+class RunReport:
+    """The run report a heartbeat carries (if_heartbeat): pages fetched, captures submitted, failures by kind."""
+
+    started_at: str
+    pages_fetched: int = 0
+    captures_submitted: int = 0
+    failures: Counter[str] = field(default_factory=Counter)
+    outcome: str = "running"  # running, succeeded, partial, failed, stopped
+    error: dict[str, Any] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def fail(self, kind: str) -> None:
+        with self.lock:
+            self.failures[kind] += 1
+
+    def as_run(self) -> dict[str, Any]:
+        with self.lock:
+            run: dict[str, Any] = {
+                "started_at": self.started_at,
+                "outcome": self.outcome,
+                "pages_fetched": self.pages_fetched,
+                "captures_submitted": self.captures_submitted,
+                "failures": dict(self.failures),
+            }
+            if self.error is not None:
+                run["error"] = self.error
+            return run
+
+
+@dataclass
+class CollectRun:
+    outcomes: list[PageOutcome]
+    report: RunReport
+    registration: Registration | None
+    warnings: list[str]
+    stopped: CredentialRevoked | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.stopped is None and all(o.outcome in ("stored", "replayed") for o in self.outcomes)
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def pages_from(
+    paths: Iterable[Path], *, url_base: str | None = None, media_type: str | None = None, glob: str = "*"
+) -> list[Page]:
+    """One page per file; a directory contributes its files matching ``glob``, recursively, in name order. The
+    record id is the file's path relative to the directory given (its name for a file given directly), the
+    capture's ``observed_at`` the file's modification time: both stable, so a rerun replays its captures."""
+    pages: list[Page] = []
+    for path in paths:
+        if path.is_dir():
+            files = sorted(p for p in path.rglob(glob) if p.is_file())
+            pages.extend(_page(f, f.relative_to(path).as_posix(), url_base, media_type) for f in files)
+        else:
+            pages.append(_page(path, path.name, url_base, media_type))
+    return pages
+
+
+def _page(path: Path, record: str, url_base: str | None, media_type: str | None) -> Page:
+    mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC).replace(microsecond=0)
+    guessed = mimetypes.guess_type(path.name)[0]
+    return Page(
+        path=path,
+        native_record_id=record,
+        observed_at=mtime.isoformat().replace("+00:00", "Z"),
+        media_type=media_type or guessed or "application/octet-stream",
+        url=f"{url_base.rstrip('/')}/{quote(record)}" if url_base else None,
+    )
+
+
+class Heartbeats:
+    """Posts the run report every third of the lease in a background thread, and a last one when stopped.
+    Best effort: a failed heartbeat is skipped; revoked credentials are kept for the run to stop on."""
+
+    def __init__(self, client: CollectorClient, registration: Registration, report: RunReport) -> None:
+        self._client = client
+        self._registration = registration
+        self._report = report
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="prw-collect-heartbeat", daemon=True)
+        self.revoked: CredentialRevoked | None = None
+        self.sent = 0
+        self.errors: list[str] = []
+
+    def start(self) -> Heartbeats:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+        self.beat()
+
+    def _loop(self) -> None:
+        interval = max(self._registration.lease_seconds / 3, 0.05)
+        while not self._stop.is_set():
+            self.beat()
+            self._stop.wait(interval)
+
+    def beat(self) -> None:
+        if self.revoked is not None:
+            return
+        try:
+            self._client.heartbeat(
+                self._report.as_run(), at=utc_now(), heartbeat_url=self._registration.heartbeat_url
+            )
+            self.sent += 1
+        except CredentialRevoked as error:
+            self.revoked = error
+        except IntakeError as error:
+            self.errors.append(str(error))
+
+
+def collect(
+    client: CollectorClient,
+    pages: list[Page],
+    source_id: str,
+    *,
+    register: bool = True,
+    on_page: Callable[[PageOutcome], None] | None = None,
+    on_retry: Callable[[RetryEvent], None] | None = None,
+) -> CollectRun:
+    """Register (skipped with a warning when intake has no registration route), start the heartbeats, then
+    upload and capture every page and read its receipt."""
+    report = RunReport(started_at=utc_now())
+    outcomes = [PageOutcome(page) for page in pages]
+    run = CollectRun(outcomes, report, None, [])
+    previous_on_retry = client.on_retry
+
+    def count_retry(event: RetryEvent) -> None:
+        report.fail(f"{event.step}:{event.reason}")
+        if on_retry is not None:
+            on_retry(event)
+
+    client.on_retry = count_retry
+    heartbeats: Heartbeats | None = None
+    try:
+        if register:
+            run.registration = client.register([source_id])
+            if run.registration is None:
+                run.warnings.append(
+                    "intake has no POST /v1/workers/register (404): registration and heartbeats skipped"
+                )
+            else:
+                heartbeats = Heartbeats(client, run.registration, report).start()
+        for outcome in outcomes:
+            if heartbeats is not None and heartbeats.revoked is not None:
+                raise heartbeats.revoked
+            _submit(client, source_id, outcome, report)
+            if on_page is not None:
+                on_page(outcome)
+    except CredentialRevoked as revoked:
+        run.stopped = revoked
+        report.error = {"code": revoked.code, "retryable": False}
+        for outcome in outcomes:
+            if outcome.outcome == "pending":
+                outcome.outcome, outcome.error = "skipped", f"run stopped: {revoked.code}"
+    finally:
+        client.on_retry = previous_on_retry
+        failed = sum(o.outcome == "failed" for o in outcomes)
+        report.outcome = (
+            "stopped"
+            if run.stopped
+            else "failed"
+            if failed == len(outcomes) and failed
+            else "partial"
+            if failed
+            else "succeeded"
+        )
+        if heartbeats is not None:
+            heartbeats.stop()
+            run.warnings.extend(f"heartbeat skipped: {e}" for e in heartbeats.errors)
+            if heartbeats.revoked is not None and run.stopped is None:
+                run.stopped = heartbeats.revoked
+    return run
+
+
+def _submit(client: CollectorClient, source_id: str, outcome: PageOutcome, report: RunReport) -> None:
+    page = outcome.page
+    try:
+        outcome.sha256, _ = file_sha256(page.path)
+        with report.lock:
+            report.pages_fetched += 1
+        uploaded = client.upload(source_id, page.path, page.media_type)
+        outcome.attempts = uploaded.attempts
+        captured = client.capture(
+            source_id=source_id,
+            native_record_id=page.native_record_id,
+            observed_at=page.observed_at,
+            artifacts=[uploaded.sha256],
+            url=page.url,
+        )
+        outcome.attempts = captured.attempts
+        outcome.http_status = captured.status
+        outcome.receipt_id, outcome.capture_id = captured.receipt_id, captured.capture_id
+        outcome.receipt_status = captured.receipt_status
+        outcome.outcome = "stored" if captured.status == 202 else "replayed"
+        with report.lock:
+            report.captures_submitted += 1
+        # if_receipt_get: one read per capture, at the end of its page; polling again is the caller's choice.
+        outcome.receipt_status = str(
+            client.receipt(captured.receipt_id).get("status", outcome.receipt_status)
+        )
+    except CredentialRevoked as revoked:
+        _failed(outcome, revoked, report)
+        raise
+    except IntakeError as error:
+        _failed(outcome, error, report)
+    except OSError as error:  # the file vanished or cannot be read
+        outcome.outcome, outcome.error = "failed", f"read: {error}"
+        report.fail("read")
+
+
+def _failed(outcome: PageOutcome, error: IntakeError, report: RunReport) -> None:
+    outcome.outcome = "failed"
+    if outcome.http_status is None or error.step != "receipt":
+        outcome.http_status = error.status
+    outcome.attempts = error.attempts
+    outcome.error = str(error)
+    report.fail(f"{error.step}:{error.status or ''} {error.code}".replace(": ", ":"))
+
+
+__all__ = ["CollectRun", "Heartbeats", "Page", "PageOutcome", "RunReport", "collect", "pages_from"]
