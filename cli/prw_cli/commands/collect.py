@@ -106,13 +106,12 @@ def _print(run: CollectRun) -> None:
         table.add_column(column, overflow="fold")
     for o in run.outcomes:
         outcome = o.outcome if o.error is None else f"{o.outcome}: {o.error}"
-        if o.receipt_status and o.outcome in ("stored", "replayed"):
-            outcome = f"{o.outcome} ({o.receipt_status})"
+        receipt = f"{o.receipt_id} ({o.receipt_status})" if o.receipt_id else ""
         table.add_row(
             o.page.native_record_id,
             o.sha256[:12],
             "" if o.http_status is None else str(o.http_status),
-            o.receipt_id or "",
+            receipt,
             o.capture_id or "",
             str(o.attempts or ""),
             outcome,
@@ -122,12 +121,12 @@ def _print(run: CollectRun) -> None:
     failures = ", ".join(f"{kind} x{n}" for kind, n in sorted(report.failures.items())) or "none"
     console.print(
         f"pages {report.pages_fetched}, captures {report.captures_submitted}, outcome {report.outcome}; "
-        f"failed attempts: {failures}",
+        f"failures by kind: {failures}",
         highlight=False,
     )
     if run.stopped is not None:
         err_console.print(
-            f"[red]stopped[/red]: {run.stopped} — the client was revoked or superseded; "
-            "alert the operator (prw clients create --supersede issues a new one)",
+            f"[red]stopped[/red]: {run.stopped}. The client is revoked or superseded: retrying cannot help; "
+            "alert the operator (prw clients create --supersede issues a new client).",
             highlight=False,
         )

@@ -35,6 +35,10 @@ def _token() -> str:
 Handler = Callable[[httpx.Request], httpx.Response]
 
 
+def token_answer(expires_in: int = 900) -> httpx.Response:
+    return httpx.Response(200, json={"access_token": _token(), "expires_in": expires_in})
+
+
 class Script:
     """A fake intake: the token endpoint always answers; other requests take the next scripted answer."""
 
@@ -47,7 +51,7 @@ class Script:
     def __call__(self, request: httpx.Request) -> httpx.Response:
         if request.url.path == "/v1/oauth/token":
             self.tokens += 1
-            return httpx.Response(200, json={"access_token": _token(), "expires_in": self.expires_in})
+            return token_answer(self.expires_in)
         self.requests.append(request)
         answer = self.answers.pop(0)
         if isinstance(answer, Exception):

@@ -62,6 +62,7 @@ def test_help_imports_nothing_but_the_command_line_toolkit() -> None:
         pytest.param(("serve", "--help"), id="serve-help"),
         pytest.param(("demo", "--help"), id="demo-help"),
         pytest.param(("migrate", "--help"), id="migrate-help"),
+        pytest.param(("collect", "--help"), id="collect-help"),
     ],
 )
 def test_quick_commands_import_no_edge_framework_and_no_database_stack(args: tuple[str, ...]) -> None:

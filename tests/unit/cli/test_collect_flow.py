@@ -1,0 +1,158 @@
+"""The ``collect`` flow over a fake intake (``httpx.MockTransport``): registration and heartbeats with the run
+report, pages from files with stable record ids and keys, and a heartbeat that learns of revoked credentials
+stopping the run."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+
+from prw_cli.collect import CollectorClient, RetryPolicy, capture_key, collect, pages_from
+from tests.unit.cli.test_collect_retry import RECEIPT, error, token_answer
+
+
+class FakeIntake:
+    """Answers every route; ``captures`` holds the bodies of the capture requests, ``heartbeats`` the run
+    reports, ``capture_faults`` the next capture answers to give instead of 202."""
+
+    def __init__(self, *, lease_seconds: float = 0.05) -> None:
+        self.lease_seconds = lease_seconds
+        self.captures: list[dict[str, object]] = []
+        self.keys: list[str] = []
+        self.heartbeats: list[dict[str, object]] = []
+        self.capture_faults: list[httpx.Response] = []
+        self.heartbeat_answer: httpx.Response | None = None
+        self.heartbeat_answered = threading.Event()
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path == "/v1/oauth/token":
+            return token_answer()
+        if path == "/v1/workers/register":
+            body = json.loads(request.content)
+            return httpx.Response(
+                201,
+                json={
+                    "instance_id": body["instance_id"],
+                    "lease_seconds": self.lease_seconds,
+                    "heartbeat_url": f"/v1/workers/{body['instance_id']}/heartbeat",
+                },
+            )
+        if path.endswith("/heartbeat"):
+            self.heartbeats.append(json.loads(request.content))
+            answer = self.heartbeat_answer or httpx.Response(200, json={"instance_id": "ci_a"})
+            self.heartbeat_answered.set()
+            return answer
+        if path == "/v1/artifacts/uploads":
+            body = json.loads(request.content)
+            return httpx.Response(
+                201,
+                json={
+                    "upload_id": "upl_1",
+                    "status": "pending",
+                    "ref": f"r2://b/{body['sha256']}",
+                    "sha256": body["sha256"],
+                    "target": {
+                        "method": "PUT",
+                        "url": "http://intake.test/v1/artifacts/uploads/upl_1",
+                        "headers": {},
+                    },
+                },
+            )
+        if path == "/v1/artifacts/uploads/upl_1":
+            request.read()
+            return httpx.Response(200, json={"status": "stored"})
+        if path == "/v1/captures":
+            self.heartbeat_answered.wait(5)
+            if self.capture_faults:
+                return self.capture_faults.pop(0)
+            self.captures.append(json.loads(request.content))
+            self.keys.append(request.headers["Idempotency-Key"])
+            return httpx.Response(202, json=RECEIPT)
+        if path.startswith("/v1/receipts/"):
+            return httpx.Response(200, json=RECEIPT)
+        return httpx.Response(404, json={"detail": "Not Found"})
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "shop" / "sub dir").mkdir(parents=True)
+    (tmp_path / "shop" / "a.html").write_text("<html>a</html>")
+    (tmp_path / "shop" / "sub dir" / "b.json").write_text("{}")
+    os.utime(tmp_path / "shop" / "a.html", (1_760_000_000, 1_760_000_000))
+    return tmp_path / "shop"
+
+
+def client_of(intake: FakeIntake) -> CollectorClient:
+    policy = RetryPolicy(sleep=lambda _: None, random=lambda: 0.0)
+    return CollectorClient(
+        "http://intake.test", "cc_1", "s", retry=policy, transport=httpx.MockTransport(intake)
+    )
+
+
+def test_pages_from_files_have_stable_record_ids_urls_and_observation_times(files: Path) -> None:
+    a, b = pages_from([files], url_base="https://shop.example/p/")
+    assert (a.native_record_id, a.media_type, a.observed_at) == (
+        "a.html",
+        "text/html",
+        "2025-10-09T08:53:20Z",
+    )
+    assert (b.native_record_id, b.media_type, b.url) == (
+        "sub dir/b.json",
+        "application/json",
+        "https://shop.example/p/sub%20dir/b.json",
+    )
+    (single,) = pages_from([files / "a.html"], media_type="text/plain")
+    assert (single.native_record_id, single.media_type, single.url) == ("a.html", "text/plain", None)
+
+
+def test_the_idempotency_key_is_the_source_record_and_bytes() -> None:
+    sha = "cd" * 32
+    assert capture_key("src_a", "p/1", sha) == f"src_a:p/1:{sha}"
+    assert capture_key("src_a", "p/1", sha) == capture_key("src_a", "p/1", sha)
+    hashed = capture_key("src_a", "x" * 300, sha)
+    assert len(hashed) <= 255
+    assert capture_key("src_a", "grösse 1", sha).isascii()
+
+
+def test_a_run_registers_and_reports_pages_captures_and_failures_in_its_heartbeats(files: Path) -> None:
+    intake = FakeIntake()
+    intake.capture_faults = [error(503, "STORAGE_UNAVAILABLE")]
+    with client_of(intake) as client:
+        run = collect(client, pages_from([files]), "src_a")
+
+    assert run.ok
+    assert run.registration is not None
+    assert [o.outcome for o in run.outcomes] == ["stored", "stored"]
+    assert len(intake.captures) == 2
+    assert intake.keys[0] == capture_key("src_a", "a.html", run.outcomes[0].sha256)
+    assert len(intake.heartbeats) >= 2  # one when the loop starts, one when the run ends
+    last = intake.heartbeats[-1]
+    assert last["instance_id"] == "ci_a"
+    assert last["run"] == {
+        "started_at": run.report.started_at,
+        "outcome": "succeeded",
+        "pages_fetched": 2,
+        "captures_submitted": 2,
+        "failures": {"capture:503 STORAGE_UNAVAILABLE": 1},
+    }
+
+
+def test_a_heartbeat_answered_credential_revoked_stops_the_run(files: Path) -> None:
+    intake = FakeIntake(lease_seconds=60)
+    intake.heartbeat_answer = error(401, "CREDENTIAL_REVOKED")
+    with client_of(intake) as client:
+        run = collect(client, pages_from([files]), "src_a")
+
+    assert run.stopped is not None
+    assert run.stopped.code == "CREDENTIAL_REVOKED"
+    # The first heartbeat races the first page; no page starts once the heartbeat was refused.
+    assert run.outcomes[-1].outcome == "skipped"
+    assert run.outcomes[-1].error == "run stopped: CREDENTIAL_REVOKED"
+    assert run.report.outcome == "stopped"
+    assert len(intake.heartbeats) == 1  # no heartbeat after the revocation
