@@ -15,15 +15,26 @@ from prw_cli.collect.client import (
     capture_key,
 )
 from prw_cli.collect.errors import CREDENTIAL_REVOKED, CredentialRevoked, IntakeError
-from prw_cli.collect.flow import CollectRun, Page, PageOutcome, RunReport, collect, pages_from
+from prw_cli.collect.flow import (
+    FETCH_FAILURES,
+    CollectRun,
+    Heartbeats,
+    Page,
+    PageOutcome,
+    RunReport,
+    collect,
+    pages_from,
+)
 from prw_cli.collect.retry import RetryPolicy, is_retryable_status, parse_retry_after
 
 __all__ = [
     "CREDENTIAL_REVOKED",
+    "FETCH_FAILURES",
     "Captured",
     "CollectRun",
     "CollectorClient",
     "CredentialRevoked",
+    "Heartbeats",
     "IntakeError",
     "Page",
     "PageOutcome",

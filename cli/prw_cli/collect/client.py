@@ -213,12 +213,15 @@ class CollectorClient:
         )
 
     def heartbeat(
-        self, run: dict[str, Any], *, at: str, heartbeat_url: str | None = None
+        self, run: dict[str, Any] | None = None, *, at: str, heartbeat_url: str | None = None
     ) -> dict[str, Any] | None:
-        """POST /v1/workers/{id}/heartbeat (if_heartbeat) with the run report; best effort: one retry after 5 s.
-        None when the server has no such route or instance (404). CredentialRevoked propagates: stop."""
+        """POST /v1/workers/{id}/heartbeat (if_heartbeat): liveness, or with a run report. ``at`` keys it with the
+        instance (a duplicate is recorded once), so send it with sub-second precision. Best effort: one retry
+        after 5 s. None when the server has no such route or instance (404). CredentialRevoked propagates."""
         url = heartbeat_url or f"/v1/workers/{self.instance_id}/heartbeat"
-        body = {"instance_id": self.instance_id, "at": at, "run": run}
+        body: dict[str, Any] = {"instance_id": self.instance_id, "at": at}
+        if run is not None:
+            body["run"] = run
         try:
             response, _ = self._send("heartbeat", "POST", url, json=body, policy=self.heartbeat_retry)
         except IntakeError as error:

@@ -43,34 +43,48 @@ class PageOutcome:
     error: str | None = None
 
 
+#: if_source_fetch's failure kinds, the only ones a heartbeat's run report counts (``run.failures``).
+FETCH_FAILURES = frozenset({"RATE_LIMITED", "UPSTREAM_503", "NOT_FOUND"})
+
+
 @dataclass
 class RunReport:
-    """The run report a heartbeat carries (if_heartbeat): pages fetched, captures submitted, failures by kind."""
+    """What a run did: pages fetched, captures submitted, failed attempts by kind (intake-side, for the summary)
+    and source fetch failures (if_source_fetch kinds, for the heartbeat's run report)."""
 
     started_at: str
     pages_fetched: int = 0
     captures_submitted: int = 0
     failures: Counter[str] = field(default_factory=Counter)
-    outcome: str = "running"  # running, succeeded, partial, failed, stopped
-    error: dict[str, Any] | None = None
+    fetch_failures: Counter[str] = field(default_factory=Counter)
+    outcome: str = "running"  # running, then succeeded, partial, failed or stopped
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def fail(self, kind: str) -> None:
         with self.lock:
             self.failures[kind] += 1
 
-    def as_run(self) -> dict[str, Any]:
+    def fetch_failed(self, kind: str) -> None:
+        """Count a failed source fetch (a collector that fetches calls it): RATE_LIMITED, UPSTREAM_503, NOT_FOUND."""
+        if kind not in FETCH_FAILURES:
+            raise ValueError(
+                f"{kind!r} is not an if_source_fetch failure ({', '.join(sorted(FETCH_FAILURES))})"
+            )
         with self.lock:
-            run: dict[str, Any] = {
+            self.fetch_failures[kind] += 1
+
+    def as_run(self, finished_at: str) -> dict[str, Any]:
+        """The if_heartbeat run report of the finished run: ``outcome`` succeeded when every page has its capture,
+        failed otherwise."""
+        with self.lock:
+            return {
                 "started_at": self.started_at,
-                "outcome": self.outcome,
+                "finished_at": finished_at,
+                "outcome": "succeeded" if self.outcome == "succeeded" else "failed",
                 "pages_fetched": self.pages_fetched,
                 "captures_submitted": self.captures_submitted,
-                "failures": dict(self.failures),
+                "failures": dict(self.fetch_failures),
             }
-            if self.error is not None:
-                run["error"] = self.error
-            return run
 
 
 @dataclass
@@ -79,15 +93,21 @@ class CollectRun:
     report: RunReport
     registration: Registration | None
     warnings: list[str]
-    stopped: CredentialRevoked | None = None
+    stopped: CredentialRevoked | None = None  # revoked credentials: the operator must act
+    aborted: IntakeError | None = None  # no token could be had (intake unreachable, refused)
 
     @property
     def ok(self) -> bool:
-        return self.stopped is None and all(o.outcome in ("stored", "replayed") for o in self.outcomes)
+        return (
+            self.stopped is None
+            and self.aborted is None
+            and all(o.outcome in ("stored", "replayed") for o in self.outcomes)
+        )
 
 
 def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    """Now, in RFC 3339 UTC with microseconds (a heartbeat's ``at`` is its idempotency key)."""
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
 def pages_from(
@@ -119,8 +139,9 @@ def _page(path: Path, record: str, url_base: str | None, media_type: str | None)
 
 
 class Heartbeats:
-    """Posts the run report every third of the lease in a background thread, and a last one when stopped.
-    Best effort: a failed heartbeat is skipped; revoked credentials are kept for the run to stop on."""
+    """Liveness every third of the lease in a background thread, then, when stopped, the heartbeat with the run
+    report (if_heartbeat: "Long-running instances send liveness; scheduled instances send a report per
+    invocation"). Best effort: a failed heartbeat is skipped; revoked credentials are kept for the run to stop."""
 
     def __init__(self, client: CollectorClient, registration: Registration, report: RunReport) -> None:
         self._client = client
@@ -129,7 +150,7 @@ class Heartbeats:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="prw-collect-heartbeat", daemon=True)
         self.revoked: CredentialRevoked | None = None
-        self.sent = 0
+        self.sent: list[dict[str, Any]] = []
         self.errors: list[str] = []
 
     def start(self) -> Heartbeats:
@@ -137,9 +158,10 @@ class Heartbeats:
         return self
 
     def stop(self) -> None:
+        """Stop the loop and send the run report."""
         self._stop.set()
         self._thread.join(timeout=30)
-        self.beat()
+        self.beat(self._report.as_run(finished_at=utc_now()))
 
     def _loop(self) -> None:
         interval = max(self._registration.lease_seconds / 3, 0.05)
@@ -147,18 +169,18 @@ class Heartbeats:
             self.beat()
             self._stop.wait(interval)
 
-    def beat(self) -> None:
+    def beat(self, run: dict[str, Any] | None = None) -> None:
         if self.revoked is not None:
             return
         try:
-            self._client.heartbeat(
-                self._report.as_run(), at=utc_now(), heartbeat_url=self._registration.heartbeat_url
-            )
-            self.sent += 1
+            answer = self._client.heartbeat(run, at=utc_now(), heartbeat_url=self._registration.heartbeat_url)
         except CredentialRevoked as error:
             self.revoked = error
         except IntakeError as error:
             self.errors.append(str(error))
+        else:
+            if answer is not None:
+                self.sent.append(answer)
 
 
 def collect(
@@ -185,14 +207,9 @@ def collect(
     client.on_retry = count_retry
     heartbeats: Heartbeats | None = None
     try:
+        client.token()
         if register:
-            run.registration = client.register([source_id])
-            if run.registration is None:
-                run.warnings.append(
-                    "intake has no POST /v1/workers/register (404): registration and heartbeats skipped"
-                )
-            else:
-                heartbeats = Heartbeats(client, run.registration, report).start()
+            heartbeats = _register(client, source_id, run)
         for outcome in outcomes:
             if heartbeats is not None and heartbeats.revoked is not None:
                 raise heartbeats.revoked
@@ -201,16 +218,16 @@ def collect(
                 on_page(outcome)
     except CredentialRevoked as revoked:
         run.stopped = revoked
-        report.error = {"code": revoked.code, "retryable": False}
-        for outcome in outcomes:
-            if outcome.outcome == "pending":
-                outcome.outcome, outcome.error = "skipped", f"run stopped: {revoked.code}"
+        _skip_rest(outcomes, f"run stopped: {revoked.code}")
+    except IntakeError as error:  # no token: nothing can be sent
+        run.aborted = error
+        _skip_rest(outcomes, f"run aborted: {error}")
     finally:
         client.on_retry = previous_on_retry
         failed = sum(o.outcome == "failed" for o in outcomes)
         report.outcome = (
             "stopped"
-            if run.stopped
+            if run.stopped or run.aborted
             else "failed"
             if failed == len(outcomes) and failed
             else "partial"
@@ -223,6 +240,30 @@ def collect(
             if heartbeats.revoked is not None and run.stopped is None:
                 run.stopped = heartbeats.revoked
     return run
+
+
+def _register(client: CollectorClient, source_id: str, run: CollectRun) -> Heartbeats | None:
+    """Register and start the heartbeats; a registration intake refuses (or lacks: 404) is a warning, not a
+    failure of the run: captures do not depend on it. Revoked credentials stop the run."""
+    try:
+        run.registration = client.register([source_id])
+    except CredentialRevoked:
+        raise
+    except IntakeError as error:
+        run.warnings.append(f"registration refused ({error}): heartbeats skipped")
+        return None
+    if run.registration is None:
+        run.warnings.append(
+            "intake has no POST /v1/workers/register (404): registration and heartbeats skipped"
+        )
+        return None
+    return Heartbeats(client, run.registration, run.report).start()
+
+
+def _skip_rest(outcomes: list[PageOutcome], why: str) -> None:
+    for outcome in outcomes:
+        if outcome.outcome == "pending":
+            outcome.outcome, outcome.error = "skipped", why
 
 
 def _submit(client: CollectorClient, source_id: str, outcome: PageOutcome, report: RunReport) -> None:
@@ -270,4 +311,13 @@ def _failed(outcome: PageOutcome, error: IntakeError, report: RunReport) -> None
     report.fail(f"{error.step}:{error.status or ''} {error.code}".replace(": ", ":"))
 
 
-__all__ = ["CollectRun", "Heartbeats", "Page", "PageOutcome", "RunReport", "collect", "pages_from"]
+__all__ = [
+    "FETCH_FAILURES",
+    "CollectRun",
+    "Heartbeats",
+    "Page",
+    "PageOutcome",
+    "RunReport",
+    "collect",
+    "pages_from",
+]

@@ -1,7 +1,7 @@
 """``prw collect``: send local pages to intake as one collector instance, with the platform's collector client
 (``prw_cli.collect``): token, register, heartbeats, upload, capture with a deterministic Idempotency-Key, receipt;
 retried per the seed's policy. Prints a row per page and exits 0 when every page has its capture, 1 when some
-page failed, 3 when the run stopped on revoked credentials.
+page failed or no token could be had, 3 when the run stopped on revoked credentials.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def collect(
     _print(run)
     if run.stopped is not None:
         raise typer.Exit(EXIT_CREDENTIAL_REVOKED)
-    if not run.ok:
+    if not run.ok:  # a page failed, or no token could be had
         raise typer.Exit(EXIT_PAGE_FAILED)
 
 
@@ -124,6 +124,8 @@ def _print(run: CollectRun) -> None:
         f"failures by kind: {failures}",
         highlight=False,
     )
+    if run.aborted is not None:
+        err_console.print(f"[red]aborted[/red]: no token: {run.aborted}", highlight=False)
     if run.stopped is not None:
         err_console.print(
             f"[red]stopped[/red]: {run.stopped}. The client is revoked or superseded: retrying cannot help; "

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from prw_cli.collect import CollectorClient, RetryPolicy, capture_key, collect, pages_from
+from prw_cli.collect import CollectorClient, RetryPolicy, RunReport, capture_key, collect, pages_from
 from tests.unit.cli.test_collect_retry import RECEIPT, error, token_answer
 
 
@@ -27,6 +27,7 @@ class FakeIntake:
         self.heartbeats: list[dict[str, object]] = []
         self.capture_faults: list[httpx.Response] = []
         self.heartbeat_answer: httpx.Response | None = None
+        self.register_answer: httpx.Response | None = None
         self.heartbeat_answered = threading.Event()
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
@@ -34,6 +35,9 @@ class FakeIntake:
         if path == "/v1/oauth/token":
             return token_answer()
         if path == "/v1/workers/register":
+            if self.register_answer is not None:
+                self.heartbeat_answered.set()
+                return self.register_answer
             body = json.loads(request.content)
             return httpx.Response(
                 201,
@@ -131,16 +135,58 @@ def test_a_run_registers_and_reports_pages_captures_and_failures_in_its_heartbea
     assert [o.outcome for o in run.outcomes] == ["stored", "stored"]
     assert len(intake.captures) == 2
     assert intake.keys[0] == capture_key("src_a", "a.html", run.outcomes[0].sha256)
-    assert len(intake.heartbeats) >= 2  # one when the loop starts, one when the run ends
+    # Liveness while the run goes on (one when the loop starts), then the run report (if_heartbeat).
+    assert len(intake.heartbeats) >= 2
+    assert all("run" not in beat for beat in intake.heartbeats[:-1])
     last = intake.heartbeats[-1]
     assert last["instance_id"] == "ci_a"
     assert last["run"] == {
         "started_at": run.report.started_at,
+        "finished_at": last["run"]["finished_at"],  # type: ignore[index]
         "outcome": "succeeded",
         "pages_fetched": 2,
         "captures_submitted": 2,
-        "failures": {"capture:503 STORAGE_UNAVAILABLE": 1},
+        "failures": {},  # source fetch failures: none, the pages were on disk
     }
+    assert run.report.failures == {"capture:503 STORAGE_UNAVAILABLE": 1}
+    assert len({beat["at"] for beat in intake.heartbeats}) == len(intake.heartbeats)
+
+
+def test_a_run_with_a_failed_page_reports_failed() -> None:
+    report = RunReport(started_at="2026-10-10T00:00:00Z", outcome="partial")
+    report.fetch_failed("UPSTREAM_503")
+    assert report.as_run("2026-10-10T00:01:00Z")["outcome"] == "failed"
+    assert report.as_run("2026-10-10T00:01:00Z")["failures"] == {"UPSTREAM_503": 1}
+    with pytest.raises(ValueError, match="not an if_source_fetch failure"):
+        report.fetch_failed("STORAGE_UNAVAILABLE")
+
+
+def test_a_registration_intake_refuses_is_a_warning_and_the_pages_still_go(files: Path) -> None:
+    intake = FakeIntake()
+    intake.register_answer = error(422, "VALIDATION_FAILED")
+    with client_of(intake) as client:
+        run = collect(client, pages_from([files]), "src_a")
+    assert run.ok
+    assert run.registration is None
+    assert run.warnings == [
+        "registration refused (register: 422 VALIDATION_FAILED (VALIDATION_FAILED)): heartbeats skipped"
+    ]
+    assert intake.heartbeats == []
+
+
+def test_a_run_without_a_token_is_aborted_and_sends_nothing(files: Path) -> None:
+    def unreachable(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused")
+
+    policy = RetryPolicy(attempts=2, sleep=lambda _: None)
+    with CollectorClient(
+        "http://intake.test", "c", "s", retry=policy, transport=httpx.MockTransport(unreachable)
+    ) as client:
+        run = collect(client, pages_from([files]), "src_a")
+    assert run.aborted is not None
+    assert str(run.aborted).startswith("token: connect_error")
+    assert [o.outcome for o in run.outcomes] == ["skipped", "skipped"]
+    assert not run.ok
 
 
 def test_a_heartbeat_answered_credential_revoked_stops_the_run(files: Path) -> None:
