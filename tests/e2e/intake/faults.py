@@ -44,7 +44,9 @@ class Faults:
             return
         body = await _read(receive)
         subject = _subject(route, body)
-        fault = self._next((method, route, subject)) or self._next((method, route, "*"))
+        fault = self._next((method, route, subject))
+        if fault is None and subject != "*":
+            fault = self._next((method, route, "*"))
         replay = _replay(body)
         if fault == "drop_before":
             await _drop(send)
