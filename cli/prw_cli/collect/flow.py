@@ -288,10 +288,6 @@ def _submit(client: CollectorClient, source_id: str, outcome: PageOutcome, repor
         outcome.outcome = "stored" if captured.status == 202 else "replayed"
         with report.lock:
             report.captures_submitted += 1
-        # if_receipt_get: one read per capture, at the end of its page; polling again is the caller's choice.
-        outcome.receipt_status = str(
-            client.receipt(captured.receipt_id).get("status", outcome.receipt_status)
-        )
     except CredentialRevoked as revoked:
         _failed(outcome, revoked, report)
         raise
@@ -300,15 +296,38 @@ def _submit(client: CollectorClient, source_id: str, outcome: PageOutcome, repor
     except OSError as error:  # the file vanished or cannot be read
         outcome.outcome, outcome.error = "failed", f"read: {error}"
         report.fail("read")
+    else:
+        _read_receipt(client, outcome, report)
+
+
+def _read_receipt(client: CollectorClient, outcome: PageOutcome, report: RunReport) -> None:
+    """if_receipt_get: one read per capture, at the end of its page (polling again is the caller's choice). The
+    page has its capture whatever this read answers: a failed read is noted, not a failed page."""
+    assert outcome.receipt_id is not None
+    try:
+        outcome.receipt_status = str(client.receipt(outcome.receipt_id).get("status", outcome.receipt_status))
+    except CredentialRevoked:
+        raise
+    except IntakeError as error:
+        outcome.error = f"receipt not read: {error}"
+        report.fail(_kind(error))
 
 
 def _failed(outcome: PageOutcome, error: IntakeError, report: RunReport) -> None:
     outcome.outcome = "failed"
-    if outcome.http_status is None or error.step != "receipt":
-        outcome.http_status = error.status
+    outcome.http_status = error.status
     outcome.attempts = error.attempts
     outcome.error = str(error)
-    report.fail(f"{error.step}:{error.status or ''} {error.code}".replace(": ", ":"))
+    report.fail(_kind(error))
+
+
+def _kind(error: IntakeError) -> str:
+    """A failure's kind in the run's summary: ``capture:409 IDEMPOTENCY_CONFLICT``, ``put:read_error``."""
+    return (
+        f"{error.step}:{error.status} {error.code}"
+        if error.status is not None
+        else f"{error.step}:{error.code}"
+    )
 
 
 __all__ = [

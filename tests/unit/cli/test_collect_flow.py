@@ -28,6 +28,7 @@ class FakeIntake:
         self.capture_faults: list[httpx.Response] = []
         self.heartbeat_answer: httpx.Response | None = None
         self.register_answer: httpx.Response | None = None
+        self.receipt_answer: httpx.Response | None = None
         self.heartbeat_answered = threading.Event()
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
@@ -79,7 +80,7 @@ class FakeIntake:
             self.keys.append(request.headers["Idempotency-Key"])
             return httpx.Response(202, json=RECEIPT)
         if path.startswith("/v1/receipts/"):
-            return httpx.Response(200, json=RECEIPT)
+            return self.receipt_answer or httpx.Response(200, json=RECEIPT)
         return httpx.Response(404, json={"detail": "Not Found"})
 
 
@@ -172,6 +173,17 @@ def test_a_registration_intake_refuses_is_a_warning_and_the_pages_still_go(files
         "registration refused (register: 422 VALIDATION_FAILED (VALIDATION_FAILED)): heartbeats skipped"
     ]
     assert intake.heartbeats == []
+
+
+def test_a_receipt_that_cannot_be_read_leaves_the_page_with_its_capture(files: Path) -> None:
+    intake = FakeIntake()
+    intake.receipt_answer = error(404, "NOT_FOUND")
+    with client_of(intake) as client:
+        run = collect(client, pages_from([files / "a.html"]), "src_a", register=False)
+    (page,) = run.outcomes
+    assert (page.outcome, page.http_status, page.receipt_id) == ("stored", 202, "rcpt_1")
+    assert page.error == "receipt not read: receipt: 404 NOT_FOUND (NOT_FOUND)"
+    assert run.report.failures == {"receipt:404 NOT_FOUND": 1}
 
 
 def test_a_run_without_a_token_is_aborted_and_sends_nothing(files: Path) -> None:
