@@ -24,8 +24,16 @@ class Submitted:
 
 
 class Collector:
-    def __init__(self, base_url: str, client_id: str, client_secret: str, *, worker_id: str) -> None:
-        self.client = CollectorClient(base_url, client_id, client_secret)
+    def __init__(
+        self,
+        base_url: str,
+        client_id: str,
+        client_secret: str,
+        *,
+        worker_id: str,
+        timeout: float | None = None,
+    ) -> None:
+        self.client = CollectorClient(base_url, client_id, client_secret, timeout=timeout)
         self.worker_id = worker_id
 
     def __enter__(self) -> Collector:

@@ -102,7 +102,8 @@ class CollectorClient:
     """``with CollectorClient(url, client_id, secret) as client: client.upload(...); client.capture(...)``.
 
     ``retry`` sets the backoff (its ``sleep`` and ``random`` are injectable); ``on_retry`` sees every retried
-    attempt; ``transport`` is an httpx transport (tests pass ``httpx.MockTransport``). Thread-safe: the heartbeat
+    attempt; ``transport`` is an httpx transport (tests pass ``httpx.MockTransport``); ``timeout`` replaces the
+    seed's per-step timeouts by one. Thread-safe: the heartbeat
     thread shares the client and its token."""
 
     def __init__(
@@ -115,6 +116,7 @@ class CollectorClient:
         on_retry: Callable[[RetryEvent], None] | None = None,
         transport: httpx.BaseTransport | None = None,
         clock: Callable[[], float] = time.monotonic,
+        timeout: float | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._http = httpx.Client(
@@ -127,6 +129,8 @@ class CollectorClient:
         self.heartbeat_retry = RetryPolicy(5.0, 5.0, 2, sleep=self.retry.sleep, random=lambda: 1.0)
         self.on_retry = on_retry
         self._clock = clock
+        # The seed's per-step client timeouts, or one for every step (a benchmark under load).
+        self.timeouts = TIMEOUTS if timeout is None else dict.fromkeys(TIMEOUTS, timeout)
         self._lock = threading.Lock()
         self._token: str | None = None
         self._token_renew_at = 0.0
@@ -351,7 +355,7 @@ class CollectorClient:
             retry_after: float | None = None
             try:
                 response = self._http.request(
-                    method, target, headers=request_headers, timeout=TIMEOUTS[step], **body, **kwargs
+                    method, target, headers=request_headers, timeout=self.timeouts[step], **body, **kwargs
                 )
             except httpx.TransportError as error:
                 reason = transport_kind(error)
