@@ -20,7 +20,7 @@ from prw_platform.config import Settings
 from prw_platform.db.database import Database
 from tests.e2e.intake.conftest import IntakeApiServices
 from tests.e2e.intake.faults import Faults
-from tests.integration.intake.helpers import SOURCE, UNGRANTED_SOURCE, World
+from tests.integration.intake.helpers import INSTANCE, SOURCE, UNGRANTED_SOURCE, World
 
 runner = CliRunner()
 CAPTURES = "/v1/captures"
@@ -30,7 +30,7 @@ PUT = "/v1/artifacts/uploads/{id}"
 
 @pytest.fixture
 def faults(settings: Settings, services: IntakeApiServices) -> Faults:
-    return Faults(create_app(settings, services.intake, services.auth))
+    return Faults(create_app(settings, services.intake, services.auth, services.collectors))
 
 
 @pytest.fixture
@@ -64,11 +64,6 @@ def prw_collect(
     }
     argv = ["collect", "--source", source, "--intake", server.url, "--backoff-base", "0.01", *args]
     return runner.invoke(app, argv, env=env)
-
-
-def serves_workers(faults: Faults) -> bool:
-    """Whether the intake app serves /v1/workers (it does when composed with the collectors service)."""
-    return getattr(faults.app.state, "collectors", None) is not None
 
 
 def captures_per_record(owner_db: Database, tenant: str) -> dict[str, int]:
@@ -106,10 +101,12 @@ def test_every_page_ends_with_exactly_one_capture_through_429_503_and_dropped_co
     assert "replayed" in lines["p3.html"]  # the retry after the lost answer replayed: 200, the same receipt
     assert "│ 200 " in lines["p3.html"]
     assert "│ 4 " in lines["p4.html"]  # four capture attempts, one capture
-    if serves_workers(faults):  # registered, heartbeats sent and accepted
-        assert "warning" not in result.output
-    else:  # an intake without the route: registration skipped with a warning, the captures still go
-        assert "intake has no POST /v1/workers/register (404)" in result.output
+    # Registered, heartbeats sent and accepted (an intake without the routes: tests/unit/cli/test_collect_flow.py).
+    assert "warning" not in result.output
+    assert faults.seen[("POST", "/v1/workers/register", "*")] == 1
+    assert (
+        faults.seen[("POST", f"/v1/workers/{INSTANCE}/heartbeat", "*")] >= 2
+    )  # liveness, then the run report
     assert "captures 5, outcome succeeded" in result.output
 
     # A rerun replays every capture: still one capture per page.
