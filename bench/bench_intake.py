@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import hashlib
 import os
 import shutil
@@ -129,11 +130,9 @@ class Server:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 break
-            try:
+            with contextlib.suppress(httpx.TransportError):
                 if httpx.get(self.url + path, timeout=2).status_code == 200:
                     return
-            except httpx.TransportError:
-                pass
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"{self.name} did not become ready; its log:\n{self.log.read_text()[-4000:]}")

@@ -70,7 +70,7 @@ def parent_death_signal(signum: int) -> Callable[[], None] | None:
 
 
 class _ParentGone(Exception):
-    pass
+    """The supervised parent died (PR_SET_DEATHSIG): stop the group."""
 
 
 def _parent_gone(signum: int, frame: FrameType | None) -> None:

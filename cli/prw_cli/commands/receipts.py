@@ -22,8 +22,7 @@ err_console = Console(stderr=True)
 
 @app.callback()
 def receipts() -> None:
-    # A group even with one command, so that the command line reads ``prw receipts show RECEIPT_ID``.
-    pass
+    """A group even with one command, so that the command line reads ``prw receipts show RECEIPT_ID``."""
 
 
 @app.command("show")

@@ -11,8 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[3]
 RATIO = r"\d+\.\d+"
 DEADLINE_S = 240
@@ -62,7 +60,6 @@ def test_bench_spine_smoke_runs_throughput_and_latency_on_the_test_server(pg_adm
     )
 
 
-@pytest.mark.skipif(not (Path(sys.executable).parent / "prw").exists(), reason="prw is not installed")
 def test_bench_intake_smoke_serves_prw_and_the_bare_baseline_on_the_test_server(pg_admin_url: str) -> None:
     output = run_bench("bench_intake.py", "--database-url", pg_admin_url)
     assert_lines(
@@ -73,7 +70,6 @@ def test_bench_intake_smoke_serves_prw_and_the_bare_baseline_on_the_test_server(
     )
 
 
-@pytest.mark.skipif(not (Path(sys.executable).parent / "prw").exists(), reason="prw is not installed")
 def test_bench_cli_smoke_times_prw_beside_the_bare_interpreter() -> None:
     output = run_bench("bench_cli.py")
     assert_lines(

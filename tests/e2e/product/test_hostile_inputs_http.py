@@ -138,7 +138,7 @@ def failing(
     ``_FailingCatalog``; configure the class, then call."""
 
     class Failing(_FailingCatalog):
-        pass
+        """This test's own class, so its configuration does not leak into another test."""
 
     app = create_app(Settings(data_dir=tmp_path / "prw"), PublicCatalog(module_product_db, TENANT, CATALOG))
     app.dependency_overrides[get_catalog] = lambda: Failing(module_product_db, TENANT, CATALOG)

@@ -27,8 +27,9 @@ def _relayed(relay_db: Database) -> list[dict[str, Any]]:
     def collect(messages: Sequence[RelayMessage]) -> None:
         published.extend(messages)
 
-    while not relay_batch(relay_db, collect, batch_size=50).drained:
-        pass
+    drained = False
+    while not drained:
+        drained = relay_batch(relay_db, collect, batch_size=50).drained
     return [message.body for message in published]
 
 
