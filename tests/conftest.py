@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -20,6 +21,12 @@ from tests.support.postgres import (
     server_url,
     stop_embedded,
 )
+
+# pytest-xdist workers start with COLUMNS=80 and LINES=24 in their environment. rich reads them once, when a CLI
+# module builds its Console, so a test asking for a wide terminal (``env={"COLUMNS": "200"}``) would get 80 columns
+# or not depending on which test imported the module first. Without them rich asks the environment at print time.
+for _inherited in ("COLUMNS", "LINES"):
+    os.environ.pop(_inherited, None)
 
 
 @pytest.fixture(scope="session")

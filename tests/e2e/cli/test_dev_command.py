@@ -26,8 +26,14 @@ from tests.e2e.cli.processes import (
     wait_until_gone,
 )
 
-START_DEADLINE_S = 45.0
+# A Dagster webserver and daemon take 10-20 s to answer on a quiet 2-core machine and several times that while the
+# rest of the suite runs beside them: a deadline, not a timing.
+START_DEADLINE_S = 120.0
 STOP_DEADLINE_S = 30.0
+
+# Each test starts a Dagster webserver, a daemon and their code servers: under pytest-xdist (``./run tests`` runs
+# with --dist loadgroup) they run one after another on one worker instead of competing for the two cores.
+pytestmark = pytest.mark.xdist_group("dagster-processes")
 
 
 def _free_ports(n: int) -> list[int]:
