@@ -175,7 +175,9 @@ class Platform:
             IntakeContext(
                 db=self.resolver_api_db,
                 store=self.store,
-                epochs=control_plane_epochs(self.control_db),
+                epochs=control_plane_epochs(
+                    self.control_db, cache_seconds=self.intake_settings.epoch_cache_seconds
+                ),
                 enqueuer=QueueJobEnqueuer(self.resolution_queue),
                 limits=self.intake_settings.limits(self.settings),
                 evidence_bucket=self.settings.evidence_bucket,

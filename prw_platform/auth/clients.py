@@ -15,7 +15,8 @@ from datetime import datetime
 
 from psycopg.rows import class_row, scalar_row
 
-from prw_platform.auth.errors import ClientProvisioningError
+from prw_platform.auth.errors import ClientProvisioningError, CredentialRevoked, InvalidToken
+from prw_platform.auth.principal import CollectorPrincipal
 from prw_platform.auth.scopes import COLLECTOR_SCOPES
 from prw_platform.auth.secret_hash import decoy_hash, hash_secret, new_client_secret, verify_secret
 from prw_platform.auth.tokens import TokenBinding
@@ -129,6 +130,43 @@ def find_client(db: Database, tenant_id: str, client_id: str) -> CollectorClient
     """The client within ``tenant_id`` (a bearer token names both), for the per-request revocation check."""
     client, _ = db.run(lambda conn: _client_by_id(conn, client_id), tenant_id=tenant_id, read_only=True)
     return client if client is not None and client.binding.tenant_id == tenant_id else None
+
+
+def check_credential(conn: Connection, principal: CollectorPrincipal) -> None:
+    """The per-request revocation check of a verified token, in the caller's transaction (whose tenant is the
+    token's: the tenant policy shows the client row). Unknown or bound differently: INVALID_TOKEN; revoked or
+    superseded: CREDENTIAL_REVOKED, effective from the revocation's commit (no cache)."""
+    row = (
+        conn.cursor(row_factory=class_row(_Credential))
+        .execute(
+            """SELECT c.catalog_id, c.worker_id, c.instance_id, c.scopes, c.revoked_at,
+                      array(SELECT s.source_id FROM resolver.collector_client_source s
+                            WHERE s.tenant_id = c.tenant_id AND s.client_id = c.client_id) AS sources
+               FROM resolver.collector_client c WHERE c.tenant_id = %s AND c.client_id = %s""",
+            (principal.tenant_id, principal.client_id),
+        )
+        .fetchone()
+    )
+    if row is None or not (
+        principal.catalog_id == row.catalog_id
+        and principal.worker_id == row.worker_id
+        and principal.instance_id == row.instance_id
+        and principal.sources <= frozenset(row.sources)
+        and principal.scopes <= frozenset(row.scopes)
+    ):
+        raise InvalidToken("the token's client is unknown or bound differently")
+    if row.revoked_at is not None:
+        raise CredentialRevoked("the token's client is revoked or superseded")
+
+
+@dataclass(frozen=True, slots=True)
+class _Credential:
+    catalog_id: str
+    worker_id: str
+    instance_id: str
+    scopes: list[str]
+    revoked_at: datetime | None
+    sources: list[str]
 
 
 def instance_is_provisioned(conn: Connection, tenant_id: str, instance_id: str) -> bool:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from prw_platform.auth.clients import CollectorClient, authenticate_client, find_client
-from prw_platform.auth.errors import CredentialRevoked, InvalidToken, invalid_client, invalid_scope
+from prw_platform.auth.clients import authenticate_client, check_credential
+from prw_platform.auth.errors import invalid_client, invalid_scope
 from prw_platform.auth.keys import SigningKey, load_or_create_signing_key, signing_key_from_pem
 from prw_platform.auth.principal import CollectorPrincipal
 from prw_platform.auth.scopes import parse_scope
@@ -18,7 +18,7 @@ from prw_platform.auth.settings import TokenSettings
 from prw_platform.auth.tokens import IssuedToken, TokenBinding, TokenService
 from prw_platform.clock import Clock, utc_now
 from prw_platform.config import Settings
-from prw_platform.db.database import Database
+from prw_platform.db.database import Connection, Database
 
 
 class CollectorAuthService:
@@ -76,21 +76,20 @@ class CollectorAuthService:
         )
 
     def authenticate(self, bearer_token: str) -> CollectorPrincipal:
+        """Both checks: the token, then its client in a transaction of its own."""
         principal = self.tokens.verify(bearer_token)
-        client = find_client(self._db, principal.tenant_id, principal.client_id)
-        if client is None or not _bound_alike(principal, client):
-            raise InvalidToken("the token's client is unknown or bound differently")
-        if client.revoked_at is not None:
-            raise CredentialRevoked("the token's client is revoked or superseded")
+        self._db.run(
+            lambda conn: check_credential(conn, principal), tenant_id=principal.tenant_id, read_only=True
+        )
         return principal
 
+    def verify_token(self, bearer_token: str) -> CollectorPrincipal:
+        """The first check only (no database): for a service call that runs ``check_credential`` inside its
+        own transaction (``IntakeService.submit_capture``), so the revocation check costs no transaction of its
+        own and sees every revocation committed before the call's transaction."""
+        return self.tokens.verify(bearer_token)
 
-def _bound_alike(principal: CollectorPrincipal, client: CollectorClient) -> bool:
-    binding = client.binding
-    return (
-        principal.catalog_id == binding.catalog_id
-        and principal.worker_id == binding.worker_id
-        and principal.instance_id == binding.instance_id
-        and principal.sources <= frozenset(binding.sources)
-        and principal.scopes <= frozenset(binding.scopes)
-    )
+    @staticmethod
+    def check_credential(conn: Connection, principal: CollectorPrincipal) -> None:
+        """The second check, in the caller's transaction (scoped to the principal's tenant)."""
+        check_credential(conn, principal)

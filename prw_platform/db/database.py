@@ -65,7 +65,8 @@ class Database:
             timeout=pool_timeout_s,
             open=False,
             configure=self._configure,
-            check=ConnectionPool.check_connection,
+            # No check per checkout (a round trip on every transaction): a broken connection fails its
+            # transaction, which ``run`` retries on a fresh one, and ``_connection`` then checks the idle ones.
             kwargs={"application_name": application_name, "row_factory": dict_row},
             name=f"prw-{role or 'owner'}",
         )
@@ -215,6 +216,19 @@ class Database:
                 yield conn  # type: ignore[misc]  # the pool hands out dict_row connections (kwargs above)
         except PoolTimeout as exc:
             raise DatabaseUnavailable(f"no database connection available: {exc}") from exc
+        except pgerrors.QueryCanceled:
+            raise
+        except psycopg.OperationalError:
+            # The connection broke (the pool discards it): its idle siblings may be broken too (a server
+            # restart), so check them now rather than on every checkout.
+            self._check_idle()
+            raise
+
+    def _check_idle(self) -> None:
+        try:
+            self._pool.check()
+        except Exception:
+            log.warning("checking the idle connections of %s failed", self._pool.name, exc_info=True)
 
 
 def _set_tenant(conn: Connection, tenant_id: str | None) -> None:

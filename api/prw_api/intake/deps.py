@@ -51,9 +51,7 @@ CollectorsDep = Annotated[CollectorService, Depends(get_collectors)]
 AuthDep = Annotated[CollectorAuthService, Depends(get_auth)]
 
 
-def authenticated_collector(
-    auth: AuthDep, authorization: Annotated[str | None, Depends(collector_oauth2)]
-) -> CollectorPrincipal:
+def _bearer(authorization: str | None) -> str:
     scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(
@@ -62,7 +60,23 @@ def authenticated_collector(
             "an OAuth2 bearer token is required (Authorization: Bearer <token>)",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    return auth.authenticate(token.strip())
+    return token.strip()
+
+
+def authenticated_collector(
+    auth: AuthDep, authorization: Annotated[str | None, Depends(collector_oauth2)]
+) -> CollectorPrincipal:
+    return auth.authenticate(_bearer(authorization))
+
+
+def verified_token(
+    auth: AuthDep, authorization: Annotated[str | None, Depends(collector_oauth2)]
+) -> CollectorPrincipal:
+    """The token checked without the database: the route must pass ``auth.check_credential`` to the service,
+    which checks the client inside its own transaction (POST /v1/captures)."""
+    return auth.verify_token(_bearer(authorization))
 
 
 CollectorDep = Annotated[CollectorPrincipal, Depends(authenticated_collector)]
+#: Only for a route that hands ``AuthDep.check_credential`` to its service call.
+VerifiedTokenDep = Annotated[CollectorPrincipal, Depends(verified_token)]

@@ -1,5 +1,10 @@
-"""Capture submission (if_capture_submit, AW-02): one resolver transaction stores capture + artifacts + receipt +
-resolution job; the job is enqueued after the commit.
+"""Capture submission (if_capture_submit, AW-02): one resolver transaction checks the credential and the stored
+artifacts and stores capture + artifacts + receipt + resolution job, with the job's message on the PostgreSQL
+queue (``prw_platform.resolver.intake.jobs``); on another queue the job is enqueued after the commit.
+
+Round trips of one capture on the PostgreSQL queue, history epoch cached (pinned by
+tests/integration/intake/test_capture_round_trips.py): BEGIN, the tenant, the credential, the stored artifacts,
+the key's advisory lock, the key's receipt, the writes as one pipeline, COMMIT.
 
 Idempotency (if_capture_submit): an Idempotency-Key is unique per tenant within the dedupe window ("Dedupe
 window PROP 7 days", ``IntakeLimits.idempotency_window``). Within it, the same key with the same body (the
@@ -17,10 +22,13 @@ second one waits, then sees the first one's receipt, so one capture is stored.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+import psycopg
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
@@ -38,7 +46,7 @@ from prw_platform.resolver.intake.errors import (
     ValidationFailed,
 )
 from prw_platform.resolver.intake.grants import check_attribution, check_capture_source
-from prw_platform.resolver.intake.jobs import enqueue_after_commit, insert_job
+from prw_platform.resolver.intake.jobs import TransactionalJobEnqueuer, enqueue_after_commit, insert_job
 from prw_platform.resolver.intake.receipts import Receipt
 from prw_platform.resolver.intake.requests import (
     ArtifactSelector,
@@ -64,6 +72,8 @@ class SubmittedCapture:
     replayed: bool
     #: Whether this call sent the job; None on a replay. False leaves it to the sweeper.
     enqueued: bool | None = None
+    #: The job still to send after the commit (internal to ``submit_capture``; None in what it returns).
+    job: ResolutionJob | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,29 +130,126 @@ def load_capture(conn: Connection, tenant_id: str, capture_id: str) -> CaptureRe
     return replace(row, artifacts=tuple(stored[a] for a in ordered))
 
 
+#: ``check_credential(conn, principal)``: the token's client is still valid (auth's per-request revocation
+#: check), run inside the capture's transaction; raises INVALID_TOKEN or CREDENTIAL_REVOKED.
+CredentialCheck = Callable[[Connection, CollectorPrincipal], None]
+
+
 def submit_capture(
     ctx: IntakeContext,
     principal: CollectorPrincipal,
     idempotency_key: str | None,
     submission: CaptureSubmission,
+    check_credential: CredentialCheck | None = None,
 ) -> SubmittedCapture:
-    principal.require_scope(CAPTURES_WRITE)
-    key = check_idempotency_key(idempotency_key)
-    check_observed_at(submission, ctx.clock(), ctx.limits.clock_skew_tolerance)
-    check_attribution(principal, submission)
-    check_capture_source(principal, submission.source_id)
-    digests = _digests(ctx, principal.tenant_id, submission.artifacts)
+    """One capture (if_capture_submit, AW-02) in one resolver transaction: the credential check (when
+    ``check_credential`` is given: the principal's token was verified but its client not yet checked), the
+    stored artifacts, the Idempotency-Key, then capture + artifacts + receipt + job row and, on the PostgreSQL
+    queue, the job's message. The writes go to the server as one pipeline. A queue outside the database gets
+    the job after the commit (``enqueue_after_commit``; the sweeper re-sends a job left pending)."""
+    try:
+        principal.require_scope(CAPTURES_WRITE)
+        key = check_idempotency_key(idempotency_key)
+        check_observed_at(submission, ctx.clock(), ctx.limits.clock_skew_tolerance)
+        check_attribution(principal, submission)
+        check_capture_source(principal, submission.source_id)
+        digests = _digests(ctx, principal.tenant_id, submission.artifacts)
+    except Exception:
+        # A revoked credential answers CREDENTIAL_REVOKED before anything about the request, as when the edge
+        # checked it first; this costs a transaction only on a refused request.
+        if check_credential is not None:
+            ctx.db.run(lambda conn: check_credential(conn, principal), tenant_id=principal.tenant_id)
+        raise
     body = attributed_capture(
         submission, digests, worker_id=principal.worker_id, instance_id=principal.instance_id
     )
     request_sha256 = canonical_sha256(body)
-    stored = _stored_artifacts(ctx, principal.tenant_id, digests)
     history_epoch = ctx.epochs(principal.tenant_id, principal.catalog_id)
 
     now = ctx.clock()
     capture_id = f"cap_{secrets.token_hex(12)}"
     receipt = Receipt(receipts.new_receipt_id(), capture_id, "stored", now, principal.instance_id)
-    job = ResolutionJob(
+    window = ctx.limits.idempotency_window
+    in_transaction = ctx.enqueuer if isinstance(ctx.enqueuer, TransactionalJobEnqueuer) else None
+
+    def work(conn: Connection) -> SubmittedCapture | _Unstored:
+        if check_credential is not None:
+            check_credential(conn, principal)
+        stored = artifacts.find_artifacts(conn, principal.tenant_id, digests)
+        missing = tuple(d for d in digests if d not in stored)
+        if missing:
+            return _Unstored(missing)
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"intake:idempotency:{principal.tenant_id}:{key}",),
+        )
+        existing = _replay_or_generation(conn, principal.tenant_id, key, request_sha256, now, window)
+        if isinstance(existing, SubmittedCapture):
+            return existing
+        job = _job(principal, submission, capture_id, receipt, stored, digests, now, history_epoch)
+        # One round trip for every write (psycopg pipeline mode): their errors surface when it ends.
+        with _pipeline(conn):
+            _insert_capture(conn, principal, submission, capture_id, body, now)
+            with conn.cursor() as cur:
+                cur.executemany(
+                    """INSERT INTO resolver.capture_artifact (tenant_id, capture_id, artifact_id, ordinal)
+                       VALUES (%s, %s, %s, %s)""",
+                    [
+                        (principal.tenant_id, capture_id, stored[digest].artifact_id, ordinal)
+                        for ordinal, digest in enumerate(digests)
+                    ],
+                )
+            receipts.insert_receipt(conn, principal.tenant_id, receipt, key, request_sha256, existing)
+            sent = in_transaction is not None and in_transaction.enqueue_in(conn, job)
+            insert_job(conn, job, sent_at=now if sent else None)
+        return SubmittedCapture(receipt, replayed=False, enqueued=True if sent else None, job=job)
+
+    def committed(conn: Connection) -> SubmittedCapture | _Unstored | None:
+        # if_db: after an ambiguous COMMIT, the Idempotency-Key tells whether it committed (a committed receipt
+        # was received at ``now``, inside the window).
+        found = _replay_or_generation(conn, principal.tenant_id, key, request_sha256, now, window)
+        return found if isinstance(found, SubmittedCapture) else None
+
+    outcome = ctx.db.run(work, tenant_id=principal.tenant_id, verify_commit=committed)
+    if isinstance(outcome, _Unstored):
+        # if_artifact_upload: "An artifact can be referenced by a capture only after it reaches status stored";
+        # a presigned upload whose bytes are in the store is adopted here, then the capture is tried again.
+        adopted = adopt_pending_uploads(ctx, principal.tenant_id, list(outcome.missing))
+        still_missing = [d for d in outcome.missing if d not in adopted]
+        if still_missing:
+            raise ArtifactNotStored(f"not uploaded and verified: {', '.join(still_missing)}")
+        outcome = ctx.db.run(work, tenant_id=principal.tenant_id, verify_commit=committed)
+        if isinstance(outcome, _Unstored):
+            raise ArtifactNotStored(f"not uploaded and verified: {', '.join(outcome.missing)}")
+    if outcome.replayed or outcome.enqueued or outcome.job is None:
+        return replace(outcome, job=None)
+    # AW-02: "Enqueue job (ref): after commit"; the receipt is durable whether or not this succeeds.
+    enqueued = enqueue_after_commit(ctx.db, ctx.enqueuer, outcome.job, ctx.clock())
+    return SubmittedCapture(outcome.receipt, replayed=False, enqueued=enqueued)
+
+
+@dataclass(frozen=True, slots=True)
+class _Unstored:
+    """Digests of the capture with no stored artifact yet (the transaction then writes nothing)."""
+
+    missing: tuple[str, ...]
+
+
+def _pipeline(conn: Connection) -> AbstractContextManager[object]:
+    return conn.pipeline() if psycopg.Pipeline.is_supported() else nullcontext()
+
+
+def _job(
+    principal: CollectorPrincipal,
+    submission: CaptureSubmission,
+    capture_id: str,
+    receipt: Receipt,
+    stored: dict[str, StoredArtifact],
+    digests: tuple[str, ...],
+    now: datetime,
+    history_epoch: str,
+) -> ResolutionJob:
+    return ResolutionJob(
         job_id=ResolutionJob.make_job_id(capture_id, FIRST_STAGE, 1),
         stage=FIRST_STAGE,
         # if_resolution_job: "tenant_id and catalog_id are copied from the committed capture row".
@@ -165,40 +272,6 @@ def submit_capture(
         attempt_group=1,
         history_epoch=history_epoch,
     )
-
-    window = ctx.limits.idempotency_window
-
-    def work(conn: Connection) -> SubmittedCapture:
-        conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-            (f"intake:idempotency:{principal.tenant_id}:{key}",),
-        )
-        existing = _replay_or_generation(conn, principal.tenant_id, key, request_sha256, now, window)
-        if isinstance(existing, SubmittedCapture):
-            return existing
-        _insert_capture(conn, principal, submission, capture_id, body, now)
-        for ordinal, digest in enumerate(digests):
-            conn.execute(
-                """INSERT INTO resolver.capture_artifact (tenant_id, capture_id, artifact_id, ordinal)
-                   VALUES (%s, %s, %s, %s)""",
-                (principal.tenant_id, capture_id, stored[digest].artifact_id, ordinal),
-            )
-        receipts.insert_receipt(conn, principal.tenant_id, receipt, key, request_sha256, existing)
-        insert_job(conn, job)
-        return SubmittedCapture(receipt, replayed=False)
-
-    def committed(conn: Connection) -> SubmittedCapture | None:
-        # if_db: after an ambiguous COMMIT, the Idempotency-Key tells whether it committed (a committed receipt
-        # was received at ``now``, inside the window).
-        found = _replay_or_generation(conn, principal.tenant_id, key, request_sha256, now, window)
-        return found if isinstance(found, SubmittedCapture) else None
-
-    outcome = ctx.db.run(work, tenant_id=principal.tenant_id, verify_commit=committed)
-    if outcome.replayed:
-        return outcome
-    # AW-02: "Enqueue job (ref): after commit"; the receipt is durable whether or not this succeeds.
-    enqueued = enqueue_after_commit(ctx.db, ctx.enqueuer, job, ctx.clock())
-    return SubmittedCapture(outcome.receipt, replayed=False, enqueued=enqueued)
 
 
 def _replay_or_generation(
@@ -270,19 +343,3 @@ def _digests(ctx: IntakeContext, tenant_id: str, selectors: tuple[ArtifactSelect
     if len(set(digests)) != len(digests):
         raise ValidationFailed("an artifact is listed twice")
     return tuple(digests)
-
-
-def _stored_artifacts(
-    ctx: IntakeContext, tenant_id: str, digests: tuple[str, ...]
-) -> dict[str, StoredArtifact]:
-    """if_artifact_upload: "An artifact can be referenced by a capture only after it reaches status stored"."""
-    stored = ctx.db.run(
-        lambda conn: artifacts.find_artifacts(conn, tenant_id, digests), tenant_id=tenant_id, read_only=True
-    )
-    missing = [d for d in digests if d not in stored]
-    if missing:
-        stored |= adopt_pending_uploads(ctx, tenant_id, missing)
-        missing = [d for d in digests if d not in stored]
-    if missing:
-        raise ArtifactNotStored(f"not uploaded and verified: {', '.join(missing)}")
-    return stored

@@ -1,8 +1,12 @@
 """Resolution jobs after commit (AW-02 "Enqueue job (ref): after commit; on failure the pending-job sweeper
 re-enqueues").
 
-The job row is committed with the capture and receipt, status ``pending``. After the commit, intake sends its
-message and marks it ``enqueued``. If the send fails, or the process dies first, the row stays pending and the
+On the PostgreSQL queue (``Queue.transactional_send``) the message is inserted in the capture's own transaction
+and the job row is written ``enqueued`` there: capture, receipt, job row and message commit together or not at
+all, so no crash can leave a committed job unsent (the outbox's guarantee, without a second transaction).
+
+On a queue outside the database (SQS) the job row is committed with the capture and receipt, status
+``pending``. After the commit, intake sends its message and marks it ``enqueued``. If the send fails, or the process dies first, the row stays pending and the
 receipt is still durable; ``sweep_pending_jobs`` later sends every job left pending longer than ``older_than``.
 A job may therefore be sent twice (the sweeper after a send whose mark was lost): the resolution consumer dedupes
 by ``job_id`` in its inbox (if_resolution_job).
@@ -13,7 +17,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
@@ -34,6 +38,14 @@ class JobEnqueuer(Protocol):
         ...
 
 
+@runtime_checkable
+class TransactionalJobEnqueuer(JobEnqueuer, Protocol):
+    def enqueue_in(self, conn: Connection, job: ResolutionJob) -> bool:
+        """Send the job inside ``conn``'s transaction (it exists only if that commits) and return True, or
+        return False without sending when this queue cannot join a database transaction."""
+        ...
+
+
 class QueueJobEnqueuer:
     """The resolution-jobs queue (``prw_platform.queues``) as a JobEnqueuer. The message id is the job id, the
     key the consumer records in its inbox."""
@@ -44,6 +56,14 @@ class QueueJobEnqueuer:
     def enqueue(self, job: ResolutionJob) -> None:
         self._queue.send(job.to_message(), message_id=job.job_id)
 
+    def enqueue_in(self, conn: Connection, job: ResolutionJob) -> bool:
+        """The PostgreSQL queue lives in the resolver's database (migration 0002), so its send joins the
+        capture's transaction; any other queue is sent after the commit (``enqueue_after_commit``)."""
+        if not self._queue.transactional_send:
+            return False
+        self._queue.send(job.to_message(), message_id=job.job_id, conn=conn)
+        return True
+
 
 @dataclass(frozen=True, slots=True)
 class SweepReport:
@@ -51,12 +71,23 @@ class SweepReport:
     failed: tuple[str, ...]
 
 
-def insert_job(conn: Connection, job: ResolutionJob) -> None:
-    """The job row, in the capture's transaction (AW-02 "Insert capture + receipt + job row")."""
+def insert_job(conn: Connection, job: ResolutionJob, *, sent_at: datetime | None = None) -> None:
+    """The job row, in the capture's transaction (AW-02 "Insert capture + receipt + job row"): ``pending``,
+    or ``enqueued`` at ``sent_at`` when its message was sent in the same transaction."""
     conn.execute(
-        """INSERT INTO resolver.resolution_job (tenant_id, job_id, capture_id, stage, attempt_group, status, message)
-           VALUES (%s, %s, %s, %s, %s, 'pending', %s)""",
-        (job.tenant_id, job.job_id, job.capture_id, job.stage, job.attempt_group, Jsonb(job.to_message())),
+        """INSERT INTO resolver.resolution_job
+               (tenant_id, job_id, capture_id, stage, attempt_group, status, message, enqueued_at)
+           VALUES (%s, %s, %s, %s, %s, %s, %s, %s)""",
+        (
+            job.tenant_id,
+            job.job_id,
+            job.capture_id,
+            job.stage,
+            job.attempt_group,
+            "pending" if sent_at is None else "enqueued",
+            Jsonb(job.to_message()),
+            sent_at,
+        ),
     )
 
 

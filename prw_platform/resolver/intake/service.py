@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
+
 from prw_platform.auth.principal import CollectorPrincipal
 from prw_platform.db.database import Database
 from prw_platform.resolver.catalogs import StreamNotProvisioned, current_stream
@@ -50,21 +54,51 @@ class IntakeService:
         return uploads.complete_upload(self.context, principal, upload, body.finish())
 
     def submit_capture(
-        self, principal: CollectorPrincipal, idempotency_key: str | None, submission: CaptureSubmission
+        self,
+        principal: CollectorPrincipal,
+        idempotency_key: str | None,
+        submission: CaptureSubmission,
+        check_credential: captures.CredentialCheck | None = None,
     ) -> captures.SubmittedCapture:
-        return captures.submit_capture(self.context, principal, idempotency_key, submission)
+        """if_capture_submit. ``check_credential`` (``CollectorAuthService.check_credential``) runs the
+        revocation check of a principal from ``CollectorAuthService.verify_token`` inside the capture's own
+        transaction; without it the principal must come from ``authenticate``."""
+        return captures.submit_capture(self.context, principal, idempotency_key, submission, check_credential)
 
     def get_receipt(self, principal: CollectorPrincipal, receipt_id: str) -> Receipt:
         return receipts.get_receipt(self.context, principal, receipt_id)
 
 
-def control_plane_epochs(control: Database) -> EpochSource:
-    """The catalog's current history epoch from the control plane (``prw_platform.epochs``)."""
+def control_plane_epochs(
+    control: Database, *, cache_seconds: float = 0.0, monotonic: Callable[[], float] = time.monotonic
+) -> EpochSource:
+    """The catalog's current history epoch from the control plane (``prw_platform.epochs``), reused for
+    ``cache_seconds`` after it was read (0: read on every call).
+
+    The bound: for at most ``cache_seconds`` after a new epoch is issued, a capture's resolution job may carry
+    the previous epoch's id (``ResolutionJob.history_epoch``, a provenance stamp). Fencing stays correct: the
+    job's epoch decides nothing; the decision that resolution commits re-reads the current epoch and locks the
+    stream cursor of that epoch, refusing a superseded one (``HISTORY_EPOCH_FENCED``, retried on the next
+    delivery), so no event is ever written under an old epoch (seed 003 "Fence restored history": writers are
+    paused while the new epoch is issued anyway). A catalog without an epoch yet is never cached."""
+    cache: dict[tuple[str, str], tuple[str, float]] = {}
+    lock = threading.Lock()
 
     def current(tenant_id: str, catalog_id: str) -> str:
+        key = (tenant_id, catalog_id)
+        if cache_seconds > 0:
+            with lock:
+                cached = cache.get(key)
+            if cached is not None and monotonic() - cached[1] < cache_seconds:
+                return cached[0]
+        read_at = monotonic()
         try:
-            return current_stream(control, tenant_id, catalog_id).history_epoch
+            epoch = current_stream(control, tenant_id, catalog_id).history_epoch
         except StreamNotProvisioned as error:
             raise IntakeUnavailable(f"catalog {catalog_id} has no open stream yet: {error}") from error
+        if cache_seconds > 0:
+            with lock:
+                cache[key] = (epoch, read_at)
+        return epoch
 
     return current

@@ -19,6 +19,10 @@ class IntakeSettings(BaseSettings):
     max_artifacts_per_capture: int = 16
     #: if_capture_submit: "Dedupe window PROP 7 days" (``PRW_INTAKE_IDEMPOTENCY_WINDOW_SECONDS``).
     idempotency_window_seconds: int = Field(default=7 * 24 * 3600, gt=0)
+    #: How long intake reuses a catalog's current history epoch read from the control plane
+    #: (``PRW_INTAKE_EPOCH_CACHE_SECONDS``; 0 reads it on every capture). The bound, and why fencing stays
+    #: correct, are in ``prw_platform.resolver.intake.service.control_plane_epochs``.
+    epoch_cache_seconds: float = Field(default=5.0, ge=0, le=60)
 
     def limits(self, settings: Settings) -> IntakeLimits:
         # if_artifact_upload: "The presigned URL expires after 300 s, so a slow upload re-declares": one TTL

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Request, Response
 
-from prw_api.intake.deps import CollectorDep, IntakeDep
+from prw_api.intake.deps import AuthDep, IntakeDep, VerifiedTokenDep
 from prw_api.intake.models import ErrorBody, ReceiptBody
 from prw_api.routing import PlatformRoute
 from prw_platform.services import CaptureSubmission
@@ -29,13 +29,15 @@ router = APIRouter(tags=["captures"], route_class=PlatformRoute)
 )
 def submit_capture(
     submission: CaptureSubmission,
-    principal: CollectorDep,
+    principal: VerifiedTokenDep,
+    auth: AuthDep,
     intake: IntakeDep,
     request: Request,
     response: Response,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> ReceiptBody:
-    submitted = intake.submit_capture(principal, idempotency_key, submission)
+    # The credential's revocation check runs in the capture's transaction (one transaction per capture).
+    submitted = intake.submit_capture(principal, idempotency_key, submission, auth.check_credential)
     receipt_url = request.app.url_path_for("getReceipt", receipt_id=submitted.receipt.receipt_id)
     if submitted.replayed:
         response.status_code = 200
