@@ -2,8 +2,9 @@
 
 A delivery is acked only after ``handle_resolution_job`` returned, i.e. after its transaction committed
 ("ack only after their DB transaction commits"). Retryable failures go back with ``retry_later`` and a backoff
-delay (a failed delivery: after ``max_receives`` of them the queue dead-letters the message with
-MAX_RECEIVES_EXCEEDED); terminal ones go to the DLQ at once with the seed's code. A crash anywhere before the
+delay; the ``max_receives``-th delivery is the last one (the queue would dead-letter the message at the next
+receive without the consumer seeing it), so its retryable failure is dead-lettered by the consumer itself with
+MAX_RECEIVES_EXCEEDED and the receipt fails with it. Terminal ones go to the DLQ at once with the seed's code. A crash anywhere before the
 ack leaves the message to reappear after its visibility timeout; the inbox makes that second delivery an ignored
 duplicate.
 
@@ -64,7 +65,7 @@ def process_resolution_jobs(
     outcomes: list[Outcome] = []
     settled: Counter[str] = Counter()
     for delivery in deliveries:
-        outcome = _handle(services, delivery)
+        outcome = _handle(services, delivery, final_attempt=delivery.is_final_delivery)
         outcomes.append(outcome)
         settled[_settle(queue, services, delivery, outcome)] += 1
     return BatchReport(
@@ -76,14 +77,14 @@ def process_resolution_jobs(
     )
 
 
-def _handle(services: ResolutionServices, delivery: Received) -> Outcome:
+def _handle(services: ResolutionServices, delivery: Received, *, final_attempt: bool) -> Outcome:
     body = delivery.body
     if not isinstance(body, dict):
         return Outcome.dead_letter(SCHEMA_INVALID, "the message body is not a JSON object", None)
     if body.get("job_id") != delivery.message_id:
         # The inbox dedupes by the job id in the body (intake sends it as the message id too).
         log.warning("message %s carries job %s", delivery.message_id, body.get("job_id"))
-    return handle_resolution_job(services, body)
+    return handle_resolution_job(services, body, final_attempt=final_attempt)
 
 
 def _settle(queue: Queue, services: ResolutionServices, delivery: Received, outcome: Outcome) -> str:

@@ -14,8 +14,12 @@ attributes and one decision (a mapping, a new item, or a review case).
    results (migration 0006), move the capture's receipt to ``accepted`` or ``in_review``, record the inbox
    outcome; commit. The batch driver acks only after that.
 
-A terminal failure of a job whose capture is in the tenant marks the job dead-lettered and the receipt
-``failed`` with the dead-letter code, in one transaction. The receipt's status goes through its owner
+A terminal failure of a job whose capture is in the tenant marks the job dead-lettered, records the inbox row
+``dead_lettered`` and moves the receipt to ``failed`` with the dead-letter code, in one transaction. So does a
+retryable failure of the job's final delivery (``final_attempt``: the queue's ``max_receives``-th, after which the
+queue would dead-letter it without the consumer seeing it again): the consumer dead-letters it itself with
+MAX_RECEIVES_EXCEEDED, so its receipt does not stay ``stored``. A redrive of a dead-lettered job claims its inbox
+row again. The receipt's status goes through its owner
 (``intake.receipts``) and never claims more than the resolver knows: accepted never means applied.
 
 Every error is classified by its ``code`` and ``retryable`` (``outcomes.outcome_for_error``).
@@ -31,6 +35,7 @@ from pydantic import ValidationError
 
 from prw_platform.contracts import ResolutionJob, SchemaViolation
 from prw_platform.db.database import Connection
+from prw_platform.queues import MAX_RECEIVES_EXCEEDED
 from prw_platform.resolver.decisions import DecisionResult, apply_decision, find_decision_by_key
 from prw_platform.resolver.decisions.stream import lock_cursor
 from prw_platform.resolver.intake import jobs, receipts
@@ -39,6 +44,7 @@ from prw_platform.resolver.resolution.evidence import read_evidence
 from prw_platform.resolver.resolution.extraction import extract
 from prw_platform.resolver.resolution.identity import idempotency_key, resolve_identity
 from prw_platform.resolver.resolution.outcomes import (
+    DEAD_LETTERED,
     IGNORED_DUPLICATE,
     INTERNAL_ERROR,
     REVIEW_CASE_OPENED,
@@ -54,6 +60,7 @@ from prw_platform.resolver.resolution.results import (
     claim_inbox,
     committed_outcome,
     insert_results,
+    record_dead_letter,
     settle_inbox,
 )
 from prw_platform.resolver.resolution.services import ResolutionServices
@@ -63,8 +70,11 @@ log = logging.getLogger(__name__)
 security_log = logging.getLogger("prw.security")
 
 
-def handle_resolution_job(services: ResolutionServices, message: Mapping[str, object]) -> Outcome:
-    """Handle one message body; never raises for a failure of the job (the Outcome says retry or DLQ)."""
+def handle_resolution_job(
+    services: ResolutionServices, message: Mapping[str, object], *, final_attempt: bool = False
+) -> Outcome:
+    """Handle one message body; never raises for a failure of the job (the Outcome says retry or DLQ).
+    ``final_attempt``: no delivery follows this one, so a retryable failure is dead-lettered here."""
     claimed_id = message.get("job_id")
     job_id = claimed_id if isinstance(claimed_id, str) else None
     try:
@@ -83,13 +93,13 @@ def handle_resolution_job(services: ResolutionServices, message: Mapping[str, ob
             lambda conn: _committed_capture(conn, services, job), tenant_id=job.tenant_id, read_only=True
         )
     except Exception as error:
-        return _failed(services, job, error, capture_in_tenant=False)
+        return _failed(services, job, error, capture_in_tenant=False, final_attempt=final_attempt)
     if isinstance(found, Outcome):
         return found
     try:
         return _resolve(services, job, found)
     except Exception as error:
-        return _failed(services, job, error, capture_in_tenant=True)
+        return _failed(services, job, error, capture_in_tenant=True, final_attempt=final_attempt)
 
 
 def _committed_capture(
@@ -106,7 +116,7 @@ def _committed_capture(
         _alert(job, detail)
         return Outcome.dead_letter(TENANT_MISMATCH, detail, job.job_id)
     prior = committed_outcome(conn, job.tenant_id, services.consumer, job.job_id)
-    if prior is not None:
+    if prior is not None and prior.status != DEAD_LETTERED:
         return replace(prior, status=IGNORED_DUPLICATE)
     if capture.source_id != job.source_id:
         log.warning(
@@ -198,25 +208,46 @@ def _status(action: str) -> str:
 
 
 def _failed(
-    services: ResolutionServices, job: ResolutionJob, error: Exception, *, capture_in_tenant: bool
+    services: ResolutionServices,
+    job: ResolutionJob,
+    error: Exception,
+    *,
+    capture_in_tenant: bool,
+    final_attempt: bool = False,
 ) -> Outcome:
     outcome = outcome_for_error(error, job.job_id)
     if outcome.reason == INTERNAL_ERROR:
         log.exception("resolution job %s failed unexpectedly; retried later", job.job_id)
     else:
         log.warning("resolution job %s: %s %s", job.job_id, outcome.status, outcome.detail)
+    if outcome.disposition == "retry" and final_attempt:
+        # if_resolution_job: "After 5 failed deliveries (PROP) the message moves to the dead-letter queue";
+        # this was the last one, so the consumer moves it now, with the queue's code, and fails the receipt.
+        outcome = Outcome.dead_letter(
+            MAX_RECEIVES_EXCEEDED, f"last delivery failed with {outcome.reason}: {outcome.detail}", job.job_id
+        )
     if outcome.reason == TENANT_MISMATCH:
         _alert(job, outcome.detail or "")
-    elif outcome.disposition == "dead_letter" and capture_in_tenant:
+    elif outcome.disposition == "dead_letter" and (capture_in_tenant or final_attempt):
         reason = outcome.reason or INTERNAL_ERROR
 
-        def mark(conn: Connection) -> None:
+        def mark(conn: Connection) -> bool:
+            now = services.clock()
+            if not record_dead_letter(conn, job.tenant_id, services.consumer, job.job_id, now):
+                return False  # a delivery of this job committed its outcome meanwhile
             jobs.mark_dead_lettered(conn, job.tenant_id, job.job_id)
-            receipts.record_failure(conn, job.tenant_id, job.capture_id, reason, services.clock())
+            receipts.record_failure(conn, job.tenant_id, job.capture_id, reason, now)
+            return True
 
         try:
-            services.resolver_db.run(mark, tenant_id=job.tenant_id)
+            if not services.resolver_db.run(mark, tenant_id=job.tenant_id):
+                return Outcome(IGNORED_DUPLICATE, job_id=job.job_id)
         except Exception as marking:
+            if final_attempt:
+                # Nothing follows this delivery: dead-letter it anyway (the receipt stays ``stored``; the
+                # operator sees the DLQ entry and the job row still pending or enqueued).
+                log.error("job %s dead-lettered; its receipt could not be failed", job.job_id, exc_info=True)
+                return outcome
             # The job row keeps its status; the message is retried and dead-lettered again next time.
             return outcome_for_error(marking, job.job_id)
     return outcome

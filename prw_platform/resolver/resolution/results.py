@@ -20,7 +20,7 @@ from prw_platform.plugins import ListingFields
 from prw_platform.resolver.decisions import DecisionResult, get_decision
 from prw_platform.resolver.resolution.documents import json_value, problem_documents
 from prw_platform.resolver.resolution.extraction import ExtractionRun, StageError
-from prw_platform.resolver.resolution.outcomes import Outcome
+from prw_platform.resolver.resolution.outcomes import DEAD_LETTERED, Outcome
 from prw_platform.resolver.resolution.profiles import NormalizationRun, stage_outcome
 
 #: The inbox outcome while the transaction that claimed the job is still open (never visible to others).
@@ -42,11 +42,30 @@ class JobResults:
 
 def claim_inbox(conn: Connection, tenant_id: str, consumer: str, job_id: str, now: datetime) -> bool:
     """Insert the inbox row first: a concurrent delivery of the same job blocks on it until this transaction
-    ends, then finds it and is a duplicate (STYLE.md: a unique violation means "already done")."""
+    ends, then finds it and is a duplicate (STYLE.md: a unique violation means "already done"). A job this
+    consumer dead-lettered is not done: a redrive (or the sweeper's re-send) claims its row again."""
     row = conn.execute(
         """INSERT INTO resolver.consumer_inbox (tenant_id, consumer, message_id, outcome, processed_at)
-           VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING message_id""",
-        (tenant_id, consumer, job_id, _CLAIMED, now),
+           VALUES (%s, %s, %s, %s, %s)
+           ON CONFLICT (tenant_id, consumer, message_id) DO UPDATE
+               SET outcome = excluded.outcome, processed_at = excluded.processed_at
+               WHERE resolver.consumer_inbox.outcome = %s
+           RETURNING message_id""",
+        (tenant_id, consumer, job_id, _CLAIMED, now, DEAD_LETTERED),
+    ).fetchone()
+    return row is not None
+
+
+def record_dead_letter(conn: Connection, tenant_id: str, consumer: str, job_id: str, now: datetime) -> bool:
+    """The inbox row of a job this consumer dead-letters (in the transaction that fails its receipt); False
+    when a delivery of the job already committed an outcome (then nothing is failed)."""
+    row = conn.execute(
+        """INSERT INTO resolver.consumer_inbox (tenant_id, consumer, message_id, outcome, processed_at)
+           VALUES (%s, %s, %s, %s, %s)
+           ON CONFLICT (tenant_id, consumer, message_id) DO UPDATE SET processed_at = excluded.processed_at
+               WHERE resolver.consumer_inbox.outcome = %s
+           RETURNING message_id""",
+        (tenant_id, consumer, job_id, DEAD_LETTERED, now, DEAD_LETTERED),
     ).fetchone()
     return row is not None
 

@@ -1,5 +1,5 @@
 """if_resolution_job's terminal errors go to the DLQ at once with the seed's code, and leave no effect: no
-decision, no inbox row, no results (SCHEMA_INVALID, TENANT_MISMATCH with a security alert, DIGEST_MISMATCH), as
+decision, no inbox row but the consumer's ``dead_lettered`` record (a redrive claims it again), no results (SCHEMA_INVALID, TENANT_MISMATCH with a security alert, DIGEST_MISMATCH), as
 do pins that are not installed (UNKNOWN_ADAPTER_VERSION, UNKNOWN_PROFILE_VERSION)."""
 
 from __future__ import annotations
@@ -24,9 +24,12 @@ from tests.integration.resolution.pipeline import (
 
 
 def _assert_no_effects(resolution: Resolution) -> None:
+    settled = resolution.one(
+        "SELECT count(*) AS n FROM resolver.consumer_inbox WHERE outcome <> %s", DEAD_LETTERED
+    )
+    assert settled["n"] == 0
     for table in (
         "decision",
-        "consumer_inbox",
         "resolution_result",
         "extracted_claim",
         "catalog_item",

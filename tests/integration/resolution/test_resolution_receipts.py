@@ -7,20 +7,26 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from prw_platform.db.database import Database
+from prw_platform.epochs import issue_epoch
 from prw_platform.queues import PostgresQueue
+from prw_platform.resolver.decisions.commands import StreamRef
+from prw_platform.resolver.decisions.stream import open_cursor
 from prw_platform.resolver.intake import Receipt
 from prw_platform.resolver.resolution import DEAD_LETTERED, REVIEW_CASE_OPENED, STAGE_COMPLETED
 from prw_platform.storage import FilesystemObjectStore, parse_ref
 from tests.integration.resolution.pipeline import (
     ANVIL_MICRODATA,
+    CATALOG,
     OTHER_TENANT,
     RACING_BIKE,
+    TENANT,
     Collector,
     Resolution,
     page,
@@ -168,3 +174,67 @@ def test_the_operator_queries_of_docs_operators_receipts_run(
     assert (use["key_generation"], use["capture_id"], use["status"]) == (1, capture_id, "accepted")
     assert [(r["status"], r["count"]) for r in resolution.rows(by_status)] == [("accepted", 1)]
     assert [(r["ran_in"], r["egress"], r["count"]) for r in resolution.rows(regions)] == [(None, None, 1)]
+
+
+def test_a_poison_job_fails_its_receipt_on_its_final_delivery_with_max_receives_exceeded(
+    collector: Collector, resolution: Resolution, queue: PostgresQueue, control_db: Database
+) -> None:
+    """A job that fails retryably on every delivery (a new history epoch whose stream cursor is not open yet:
+    STREAM_NOT_OPEN) is retried until its final delivery (the queue's max_receives-th); the consumer then
+    dead-letters it itself with MAX_RECEIVES_EXCEEDED and, in the same transaction as its inbox row, fails the
+    receipt with that reason. It does not stay ``stored`` (as it would if the queue dead-lettered it unseen)."""
+    capture_id = collector.submit(page(ANVIL_MICRODATA), record="anvil-poison")
+    issue_epoch(control_db, TENANT, CATALOG, "restored history, cursor not open yet")
+    job_id = f"{capture_id}:extract:1"
+
+    for delivery in range(1, queue.max_receives):
+        (outcome,) = resolution.run().outcomes
+        assert (outcome.status, outcome.reason) == ("retry_later", "STREAM_NOT_OPEN"), delivery
+        assert _receipt(collector, resolution, capture_id).status == "stored"
+        assert resolution.job_status(job_id) == "enqueued"
+
+    report = resolution.run()
+
+    (outcome,) = report.outcomes
+    assert (outcome.status, outcome.reason, report.dead_lettered) == (
+        DEAD_LETTERED,
+        "MAX_RECEIVES_EXCEEDED",
+        1,
+    )
+    assert "STREAM_NOT_OPEN" in (outcome.detail or "")
+    failed = _receipt(collector, resolution, capture_id)
+    assert (failed.status, failed.reason) == ("failed", "MAX_RECEIVES_EXCEEDED")
+    assert resolution.job_status(job_id) == "dead_lettered"
+    inbox = resolution.one("SELECT outcome FROM resolver.consumer_inbox WHERE message_id = %s", job_id)
+    assert inbox["outcome"] == DEAD_LETTERED
+    (entry,) = resolution.dead_letters()
+    assert (entry["message_key"], entry["reason"]) == (job_id, "MAX_RECEIVES_EXCEEDED")
+    depth = queue.depth()
+    assert (depth.visible, depth.not_visible, depth.dead) == (0, 0, 1)
+    assert resolution.count("resolver.decision") == 0
+
+
+def test_a_redriven_dead_lettered_job_is_resolved_and_its_receipt_accepted(
+    collector: Collector,
+    resolution: Resolution,
+    queue: PostgresQueue,
+    control_db: Database,
+    resolver_db: Database,
+) -> None:
+    """The dead-lettered inbox row does not make a redrive a duplicate: once the cause is fixed (the new epoch's
+    cursor opened), the redriven job resolves and its receipt moves from ``failed`` to ``accepted``."""
+    capture_id = collector.submit(page(ANVIL_MICRODATA), record="anvil-redrive")
+    epoch = issue_epoch(control_db, TENANT, CATALOG, "restored history, cursor not open yet")
+    for _ in range(queue.max_receives):
+        resolution.run()
+    assert _receipt(collector, resolution, capture_id).status == "failed"
+
+    with resolver_db.transaction(tenant_id=TENANT) as conn:
+        open_cursor(conn, StreamRef(TENANT, CATALOG, epoch.epoch_id), datetime.now(UTC))
+    (entry,) = queue.dead_letters()
+    assert queue.redrive([entry.dead_letter_id]) == 1
+    (outcome,) = resolution.run().outcomes
+
+    assert outcome.status == STAGE_COMPLETED
+    accepted = _receipt(collector, resolution, capture_id)
+    assert (accepted.status, accepted.reason) == ("accepted", None)
