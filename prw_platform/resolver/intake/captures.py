@@ -200,8 +200,9 @@ def submit_capture(
                     ],
                 )
             receipts.insert_receipt(conn, principal.tenant_id, receipt, key, request_sha256, existing)
-            sent = in_transaction is not None and in_transaction.enqueue_in(conn, job)
-            insert_job(conn, job, sent_at=now if sent else None)
+            message = job.to_message()
+            sent = in_transaction is not None and in_transaction.enqueue_in(conn, job, message)
+            insert_job(conn, job, sent_at=now if sent else None, message=message)
         return SubmittedCapture(receipt, replayed=False, enqueued=True if sent else None, job=job)
 
     def committed(conn: Connection) -> SubmittedCapture | _Unstored | None:

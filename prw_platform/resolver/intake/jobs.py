@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
@@ -40,9 +40,10 @@ class JobEnqueuer(Protocol):
 
 @runtime_checkable
 class TransactionalJobEnqueuer(JobEnqueuer, Protocol):
-    def enqueue_in(self, conn: Connection, job: ResolutionJob) -> bool:
-        """Send the job inside ``conn``'s transaction (it exists only if that commits) and return True, or
-        return False without sending when this queue cannot join a database transaction."""
+    def enqueue_in(self, conn: Connection, job: ResolutionJob, message: dict[str, Any]) -> bool:
+        """Send the job (``message``: its checked ``to_message()``) inside ``conn``'s transaction (it exists only
+        if that commits) and return True, or return False without sending when this queue cannot join a
+        database transaction."""
         ...
 
 
@@ -56,12 +57,12 @@ class QueueJobEnqueuer:
     def enqueue(self, job: ResolutionJob) -> None:
         self._queue.send(job.to_message(), message_id=job.job_id)
 
-    def enqueue_in(self, conn: Connection, job: ResolutionJob) -> bool:
+    def enqueue_in(self, conn: Connection, job: ResolutionJob, message: dict[str, Any]) -> bool:
         """The PostgreSQL queue lives in the resolver's database (migration 0002), so its send joins the
         capture's transaction; any other queue is sent after the commit (``enqueue_after_commit``)."""
         if not self._queue.transactional_send:
             return False
-        self._queue.send(job.to_message(), message_id=job.job_id, conn=conn)
+        self._queue.send(message, message_id=job.job_id, conn=conn)
         return True
 
 
@@ -71,9 +72,16 @@ class SweepReport:
     failed: tuple[str, ...]
 
 
-def insert_job(conn: Connection, job: ResolutionJob, *, sent_at: datetime | None = None) -> None:
+def insert_job(
+    conn: Connection,
+    job: ResolutionJob,
+    *,
+    sent_at: datetime | None = None,
+    message: dict[str, Any] | None = None,
+) -> None:
     """The job row, in the capture's transaction (AW-02 "Insert capture + receipt + job row"): ``pending``,
-    or ``enqueued`` at ``sent_at`` when its message was sent in the same transaction."""
+    or ``enqueued`` at ``sent_at`` when its message was sent in the same transaction. ``message``: the job's
+    ``to_message()`` when the caller has it already (the schema check costs more than the insert)."""
     conn.execute(
         """INSERT INTO resolver.resolution_job
                (tenant_id, job_id, capture_id, stage, attempt_group, status, message, enqueued_at)
@@ -85,7 +93,7 @@ def insert_job(conn: Connection, job: ResolutionJob, *, sent_at: datetime | None
             job.stage,
             job.attempt_group,
             "pending" if sent_at is None else "enqueued",
-            Jsonb(job.to_message()),
+            Jsonb(job.to_message() if message is None else message),
             sent_at,
         ),
     )
