@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import mimetypes
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -41,6 +42,26 @@ class PageOutcome:
     receipt_status: str | None = None
     attempts: int = 0
     error: str | None = None
+
+
+#: if_receipt_get: "Poll interval ≥ 30 s; prefer heartbeat-time batch checks".
+RECEIPT_POLL_INTERVAL_SECONDS = 30.0
+#: How long a run keeps polling receipts still ``stored`` after its last page (the seed sets no bound; two
+#: minutes is four polls at the seed's interval).
+RECEIPT_WAIT_SECONDS = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptPolling:
+    """After the pages, read the receipts still ``stored`` again every ``interval`` seconds, all in one round
+    (the seed's batch check), until none is left or ``wait`` seconds have passed (0: the one read per page)."""
+
+    interval: float = RECEIPT_POLL_INTERVAL_SECONDS
+    wait: float = RECEIPT_WAIT_SECONDS
+
+    def __post_init__(self) -> None:
+        if self.interval <= 0 or self.wait < 0:
+            raise ValueError("the receipt poll interval must be positive and the wait not negative")
 
 
 #: if_source_fetch's failure kinds, the only ones a heartbeat's run report counts (``run.failures``).
@@ -191,9 +212,13 @@ def collect(
     register: bool = True,
     on_page: Callable[[PageOutcome], None] | None = None,
     on_retry: Callable[[RetryEvent], None] | None = None,
+    receipts: ReceiptPolling | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> CollectRun:
     """Register (skipped with a warning when intake has no registration route), start the heartbeats, then
-    upload and capture every page and read its receipt."""
+    upload and capture every page and read its receipt; then poll the receipts still ``stored`` (``receipts``,
+    default ``ReceiptPolling()``) until they leave it or the wait is over."""
+    polling = receipts or ReceiptPolling()
     report = RunReport(started_at=utc_now())
     outcomes = [PageOutcome(page) for page in pages]
     run = CollectRun(outcomes, report, None, [])
@@ -216,6 +241,7 @@ def collect(
             _submit(client, source_id, outcome, report)
             if on_page is not None:
                 on_page(outcome)
+        _poll_receipts(client, outcomes, report, polling, sleep)
     except CredentialRevoked as revoked:
         run.stopped = revoked
         _skip_rest(outcomes, f"run stopped: {revoked.code}")
@@ -301,7 +327,7 @@ def _submit(client: CollectorClient, source_id: str, outcome: PageOutcome, repor
 
 
 def _read_receipt(client: CollectorClient, outcome: PageOutcome, report: RunReport) -> None:
-    """if_receipt_get: one read per capture, at the end of its page (polling again is the caller's choice). The
+    """if_receipt_get: one read of the capture's receipt (at the end of its page, then in the poll rounds). The
     page has its capture whatever this read answers: a failed read is noted, not a failed page."""
     assert outcome.receipt_id is not None
     try:
@@ -311,6 +337,26 @@ def _read_receipt(client: CollectorClient, outcome: PageOutcome, report: RunRepo
     except IntakeError as error:
         outcome.error = f"receipt not read: {error}"
         report.fail(_kind(error))
+
+
+def _poll_receipts(
+    client: CollectorClient,
+    outcomes: list[PageOutcome],
+    report: RunReport,
+    polling: ReceiptPolling,
+    sleep: Callable[[float], None],
+) -> None:
+    """if_receipt_get: poll, in rounds ``polling.interval`` apart, every receipt still ``stored`` until it moves
+    (accepted, in_review, failed) or ``polling.wait`` has passed. Accepted never means applied."""
+    deadline = time.monotonic() + polling.wait
+    while True:
+        pending = [o for o in outcomes if o.receipt_id is not None and o.receipt_status == "stored"]
+        remaining = deadline - time.monotonic()
+        if not pending or remaining <= 0:
+            return
+        sleep(min(polling.interval, remaining))
+        for outcome in pending:
+            _read_receipt(client, outcome, report)
 
 
 def _failed(outcome: PageOutcome, error: IntakeError, report: RunReport) -> None:
@@ -332,10 +378,13 @@ def _kind(error: IntakeError) -> str:
 
 __all__ = [
     "FETCH_FAILURES",
+    "RECEIPT_POLL_INTERVAL_SECONDS",
+    "RECEIPT_WAIT_SECONDS",
     "CollectRun",
     "Heartbeats",
     "Page",
     "PageOutcome",
+    "ReceiptPolling",
     "RunReport",
     "collect",
     "pages_from",

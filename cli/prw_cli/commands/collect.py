@@ -59,11 +59,27 @@ def collect(
         float, typer.Option("--backoff-base", min=0, help="Backoff base, seconds.")
     ] = 1.0,
     backoff_cap: Annotated[float, typer.Option("--backoff-cap", min=0, help="Backoff cap, seconds.")] = 300.0,
+    receipt_poll_interval: Annotated[
+        float,
+        typer.Option(
+            "--receipt-poll-interval",
+            min=0.01,
+            help="Seconds between receipt poll rounds (the seed asks for at least 30).",
+        ),
+    ] = 30.0,  # prw_cli.collect.flow.RECEIPT_POLL_INTERVAL_SECONDS (kept literal: the module loads lazily)
+    receipt_wait: Annotated[
+        float,
+        typer.Option(
+            "--receipt-wait",
+            min=0,
+            help="Seconds to keep polling receipts still 'stored' after the last page (0: read each once).",
+        ),
+    ] = 120.0,  # prw_cli.collect.flow.RECEIPT_WAIT_SECONDS
 ) -> None:
     """Send local pages to intake as a collector: upload, capture (idempotent), receipt; retried with backoff."""
     from rich.progress import Progress
 
-    from prw_cli.collect import CollectorClient, RetryEvent, RetryPolicy, collect, pages_from
+    from prw_cli.collect import CollectorClient, ReceiptPolling, RetryEvent, RetryPolicy, collect, pages_from
 
     if not client_id or not client_secret:
         err_console.print(
@@ -90,6 +106,7 @@ def collect(
                 task, advance=1, description=outcome.page.native_record_id
             ),
             on_retry=retried,
+            receipts=ReceiptPolling(receipt_poll_interval, receipt_wait),
         )
     _print(run)
     if run.stopped is not None:

@@ -62,7 +62,19 @@ def prw_collect(
         "PRW_COLLECTOR_CLIENT_SECRET": client.client_secret,
         "COLUMNS": "250",
     }
-    argv = ["collect", "--source", source, "--intake", server.url, "--backoff-base", "0.01", *args]
+    # Nothing resolves captures here, so receipts stay ``stored``: read once (polling: test_collect_polls_...).
+    argv = [
+        "collect",
+        "--source",
+        source,
+        "--intake",
+        server.url,
+        "--backoff-base",
+        "0.01",
+        "--receipt-wait",
+        "0",
+    ]
+    argv += args
     return runner.invoke(app, argv, env=env)
 
 

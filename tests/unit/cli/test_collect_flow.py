@@ -12,8 +12,19 @@ from pathlib import Path
 import httpx
 import pytest
 
-from prw_cli.collect import CollectorClient, RetryPolicy, RunReport, capture_key, collect, pages_from
+from prw_cli.collect import (
+    CollectorClient,
+    ReceiptPolling,
+    RetryPolicy,
+    RunReport,
+    capture_key,
+    collect,
+    pages_from,
+)
 from tests.unit.cli.test_collect_retry import RECEIPT, error, token_answer
+
+#: The one read per page, no polling after it (receipts here stay ``stored``; polling has its e2e test).
+ONE_READ = ReceiptPolling(wait=0)
 
 
 class FakeIntake:
@@ -129,7 +140,7 @@ def test_a_run_registers_and_reports_pages_captures_and_failures_in_its_heartbea
     intake = FakeIntake()
     intake.capture_faults = [error(503, "STORAGE_UNAVAILABLE")]
     with client_of(intake) as client:
-        run = collect(client, pages_from([files]), "src_a")
+        run = collect(client, pages_from([files]), "src_a", receipts=ONE_READ)
 
     assert run.ok
     assert run.registration is not None
@@ -166,7 +177,7 @@ def test_a_registration_intake_refuses_is_a_warning_and_the_pages_still_go(files
     intake = FakeIntake()
     intake.register_answer = error(422, "VALIDATION_FAILED")
     with client_of(intake) as client:
-        run = collect(client, pages_from([files]), "src_a")
+        run = collect(client, pages_from([files]), "src_a", receipts=ONE_READ)
     assert run.ok
     assert run.registration is None
     assert run.warnings == [
@@ -179,7 +190,7 @@ def test_a_receipt_that_cannot_be_read_leaves_the_page_with_its_capture(files: P
     intake = FakeIntake()
     intake.receipt_answer = error(404, "NOT_FOUND")
     with client_of(intake) as client:
-        run = collect(client, pages_from([files / "a.html"]), "src_a", register=False)
+        run = collect(client, pages_from([files / "a.html"]), "src_a", register=False, receipts=ONE_READ)
     (page,) = run.outcomes
     assert (page.outcome, page.http_status, page.receipt_id) == ("stored", 202, "rcpt_1")
     assert page.error == "receipt not read: receipt: 404 NOT_FOUND (NOT_FOUND)"
@@ -194,7 +205,7 @@ def test_a_run_without_a_token_is_aborted_and_sends_nothing(files: Path) -> None
     with CollectorClient(
         "http://intake.test", "c", "s", retry=policy, transport=httpx.MockTransport(unreachable)
     ) as client:
-        run = collect(client, pages_from([files]), "src_a")
+        run = collect(client, pages_from([files]), "src_a", receipts=ONE_READ)
     assert run.aborted is not None
     assert str(run.aborted).startswith("token: connect_error")
     assert [o.outcome for o in run.outcomes] == ["skipped", "skipped"]
@@ -205,7 +216,7 @@ def test_a_heartbeat_answered_credential_revoked_stops_the_run(files: Path) -> N
     intake = FakeIntake(lease_seconds=60)
     intake.heartbeat_answer = error(401, "CREDENTIAL_REVOKED")
     with client_of(intake) as client:
-        run = collect(client, pages_from([files]), "src_a")
+        run = collect(client, pages_from([files]), "src_a", receipts=ONE_READ)
 
     assert run.stopped is not None
     assert run.stopped.code == "CREDENTIAL_REVOKED"
@@ -214,3 +225,16 @@ def test_a_heartbeat_answered_credential_revoked_stops_the_run(files: Path) -> N
     assert run.outcomes[-1].error == "run stopped: CREDENTIAL_REVOKED"
     assert run.report.outcome == "stopped"
     assert len(intake.heartbeats) == 1  # no heartbeat after the revocation
+
+
+def test_prw_collect_polls_receipts_at_the_seeds_interval_by_default() -> None:
+    """if_receipt_get "Poll interval ≥ 30 s": the command's defaults are the library's."""
+    import inspect
+
+    from prw_cli.collect.flow import RECEIPT_POLL_INTERVAL_SECONDS, RECEIPT_WAIT_SECONDS
+    from prw_cli.commands.collect import collect as command
+
+    parameters = inspect.signature(command).parameters
+    assert parameters["receipt_poll_interval"].default == RECEIPT_POLL_INTERVAL_SECONDS >= 30
+    assert parameters["receipt_wait"].default == RECEIPT_WAIT_SECONDS
+    assert ReceiptPolling() == ReceiptPolling(RECEIPT_POLL_INTERVAL_SECONDS, RECEIPT_WAIT_SECONDS)
