@@ -32,8 +32,9 @@ INFERRED = "inferred:"
 _IN_STOCK = frozenset({"in_stock", "limited", "preorder", "backorder"})
 _OUT_OF_STOCK = frozenset({"out_of_stock", "discontinued"})
 _ASIN = re.compile(r"^B0[A-Z0-9]{8}$")
-_ITEM_ID = re.compile(r"^[A-Za-z]{0,2}(\d{5,20})$")
+_ITEM_ID = re.compile(r"^[A-Za-z]{0,2}\d{5,20}$")
 _MAX_OFFERS = 200
+_OFFER_KINDS = frozenset({"structured", "meta", "itemprop"})
 
 
 class SchemaOrgAdapterV11(SchemaOrgAdapter):
@@ -87,7 +88,7 @@ def _availability(reading: PageReading, visible: VisiblePage) -> None:
                 )
                 _replace(reading, "core:availability", str(in_stock[0].data), in_stock[0].locator)
         return
-    if visible.out_of_stock is not None and visible.buy_action is None:
+    if visible.out_of_stock is not None and not visible.buy_button:
         reading.claims.add("core:availability", "OutOfStock", visible.out_of_stock.locator)
         reading.diagnostics.append(f"availability from visible text {visible.out_of_stock.value!r}")
         return
@@ -101,17 +102,24 @@ def _availability(reading: PageReading, visible: VisiblePage) -> None:
             )
         return
     price = reading.decision.source
-    if price is not None and visible.buy_action is not None:
+    if price is None:
+        return
+    if visible.buy_action is not None:
         evidence = (
             f"{INFERRED} offered for sale, no stock statement (price at {price.locator}; buy action "
             f"{visible.buy_action.value!r} at {visible.buy_action.locator})"
         )
-        reading.claims.add("core:availability", "InStock", evidence)
-        if visible.out_of_stock is not None:
-            reading.diagnostics.append(
-                f"{visible.out_of_stock.value!r} at {visible.out_of_stock.locator} beside a buy action; "
-                "inferred in stock"
-            )
+    elif price.kind in _OFFER_KINDS and visible.out_of_stock is None:
+        # A schema.org Offer (or the OpenGraph product price) is the merchant's own statement that the
+        # product is offered at that price: the buy action in markup, where the snapshot shows none.
+        evidence = f"{INFERRED} offered for sale, no stock statement (offer price at {price.locator})"
+    else:
+        return
+    reading.claims.add("core:availability", "InStock", evidence)
+    if visible.out_of_stock is not None:
+        reading.diagnostics.append(
+            f"{visible.out_of_stock.value!r} at {visible.out_of_stock.locator} beside a buy action; inferred in stock"
+        )
 
 
 def _identifiers(reading: PageReading, visible: VisiblePage) -> None:
@@ -140,7 +148,7 @@ def _identifiers(reading: PageReading, visible: VisiblePage) -> None:
 
 def _url_item_id(url: str | None) -> str | None:
     """The last path token that looks like an item id: an ASIN-like id, or a run of five or more digits after
-    at most two letters (``p4781720``, ``M67296549`` give the digits)."""
+    at most two letters (``4781720``, ``M67296549``), as the URL spells it."""
     if not url:
         return None
     path = unquote(urlsplit(url).path)
@@ -148,23 +156,22 @@ def _url_item_id(url: str | None) -> str | None:
     for token in reversed(tokens):
         if _ASIN.match(token):
             return token
-        match = _ITEM_ID.match(token)
-        if match:
-            return match.group(1)
+        if _ITEM_ID.match(token):
+            return token
     return None
 
 
 def _price_from_buy_box(reading: PageReading, visible: VisiblePage) -> None:
     if reading.decision.source is not None:
         return
-    if visible.buy_box_conflict is not None:
-        reading.diagnostics.append(f"no price taken: prices next to the buy action disagree ({visible.buy_box_conflict})")
-        return
     if visible.buy_box_price is None or visible.buy_box_amount is None:
         return
     source = PriceSource(
         Decimal(visible.buy_box_amount), visible.buy_box_price.value, visible.buy_box_price.locator, None, "buy_box"
     )
-    reading.decision = PriceDecision(source, None, None, (f"price from the buy box at {source.locator}",))
+    notes = [f"no markup price; price {source.value!r} from the buy box at {source.locator}"]
+    if visible.buy_box_others:
+        notes.append(f"the buy box also shows {visible.buy_box_others}")
+    reading.decision = PriceDecision(source, None, None, tuple(notes))
     reading.claims.add("core:price", source.value, source.locator)
     reading.diagnostics.extend(reading.decision.notes)

@@ -23,10 +23,11 @@ _BUY_WORDS = re.compile(
     r"aggiungi al carrello|acquista( ora)?|añadir al (carrito|carro|cesta)|comprar|agregar al carrito|"
     r"adicionar ao carrinho|in winkelwagen|toevoegen aan winkelwagen|dodaj do koszyka|kup teraz|"
     r"do košíka|do košíku|vložiť do košíka|koupit|kúpiť|u košaricu|dodaj u košaricu|v košarico|"
-    r"pievienot grozam|į krepšelį|lisää ostoskoriin|lägg i varukorg|læg i kurv|legg i handlekurv|"
+    r"naroči|naruči|kupi|objednať|objednat|zamów|zamawiam|bestellen|order now|compralo subito|acquista subito|"
+    r"sofort-kaufen|achat immédiat|pievienot grozam|į krepšelį|lisää ostoskoriin|lägg i varukorg|læg i kurv|legg i handlekurv|"
     r"в корзину|купить|добавить в корзину|sepete ekle|kosárba|"
     r"加入購物車|加入购物车|立即購買|立即购买|カートに入れる|購入)\b|"
-    r"(加入購物車|加入购物车|立即購買|立即购买|カートに入れる|직접구매|장바구니)",
+    r"(加入購物車|加入购物车|放入購物車|立即購買|立即购买|我要購買|我要购买|カートに入れる|직접구매|장바구니 담기)",
     re.IGNORECASE,
 )
 _OUT_OF_STOCK_WORDS = re.compile(
@@ -70,7 +71,15 @@ _REFERENCE_PRICE_CLASSES = re.compile(
     re.IGNORECASE,
 )
 _PRICE_CLASS = re.compile(r"price|preis|prix|prezzo|precio|cena|cijena|cena|цена|kaina|hinta", re.IGNORECASE)
-_PRICE_SEARCH_DEPTH = 6  # ancestors of the buy action searched for its price
+# An amount printed with its currency, before or after it: "$9.49", "44 890 тг.", "270,00 Kn", "4386,00 €".
+_CURRENCY = (
+    r"(?:[$€£¥₽₹₺₩₪₴₸₫฿]|US\$|NT\$|R\$|A\$|C\$|zł|kr\.?|Kč|kn|Ft|lei|лв\.?|тг\.?|руб\.?|р\.|грн\.?|"
+    r"(?:EUR|USD|GBP|CHF|PLN|CZK|HUF|RON|SEK|NOK|DKK|RUB|UAH|KZT|TRY|JPY|CNY|TWD|INR|BRL|ARS|CLP|MXN|CAD|AUD|HRK|BGN)\b)"
+)
+_AMOUNT = r"\d[\d\s.,'\u00a0\u202f]*(?:,-|\.-)?"
+_PRINTED_PRICE = re.compile(
+    rf"^\W{{0,3}}(?:{_CURRENCY}\s?{_AMOUNT}|{_AMOUNT}\s?{_CURRENCY})\W{{0,3}}$", re.IGNORECASE
+)
 _MAX_NODES = 20000
 
 
@@ -83,13 +92,16 @@ class Seen:
 @dataclass(frozen=True, slots=True)
 class VisiblePage:
     buy_action: Seen | None
+    #: The buy action is a button that says so (not a link, a form or a class name).
+    buy_button: bool
     in_stock: Seen | None
     out_of_stock: Seen | None
     sku: Seen | None
     mpn: Seen | None
     buy_box_price: Seen | None
     buy_box_amount: Decimal | None
-    buy_box_conflict: str | None
+    #: Other amounts shown near it (a diagnostic: which prices the page also shows).
+    buy_box_others: str | None
 
 
 def _path(node: LexborNode) -> str:
@@ -146,16 +158,47 @@ def _short_texts(document: LexborHTMLParser) -> list[tuple[LexborNode, str]]:
     return found
 
 
-def _buy_action(document: LexborHTMLParser) -> LexborNode | None:
-    candidates = document.css("button, input[type=submit], input[type=button], a[role=button], a[class*=cart], a[class*=buy]")
+_BUY_ATTRIBUTES = re.compile(
+    r"add[-_]?to[-_]?(cart|basket|bag|trolley)|addtocart|addtobasket|buy[-_]?(now|button|box)|"
+    r"add[-_]?cart|cart[-_]?add|purchase[-_]?button",
+    re.IGNORECASE,
+)
+
+
+def _disabled(node: LexborNode) -> bool:
+    attributes = node.attributes
+    return "disabled" in attributes or attributes.get("aria-disabled") == "true"
+
+
+def _buy_action(
+    document: LexborHTMLParser, texts: list[tuple[LexborNode, str]]
+) -> tuple[LexborNode | None, bool]:
+    """The control that puts the product in a cart, and whether it is a button that says so (strong) rather
+    than another element whose words, id, class, name or form action say so (weak); never a disabled or hidden
+    one."""
+    candidates = document.css(
+        "button, input[type=submit], input[type=button], input[type=image], a[role=button], [role=button]"
+    )
     for node in candidates[:2000]:
         attributes = node.attributes
-        if "disabled" in attributes or attributes.get("aria-disabled") == "true":
-            continue
-        text = " ".join((node.text(separator=" ") or attributes.get("value") or attributes.get("title") or "").split())
-        if text and len(text) <= _TEXT_LIMIT and _BUY_WORDS.search(text) and not _hidden(node):
-            return node
-    return None
+        text = " ".join(
+            (node.text(separator=" ") or attributes.get("value") or attributes.get("title") or "").split()
+        )
+        if text and len(text) <= _TEXT_LIMIT and _BUY_WORDS.search(text) and not _disabled(node):
+            if not _hidden(node):
+                return node, True
+    for node, text in texts:
+        if len(text) <= 40 and _BUY_WORDS.search(text) and node.tag in ("a", "span", "div", "button", "label"):
+            if not _disabled(node) and not _hidden(node):
+                return node, False
+    for node in document.css("form[action], button, input, a")[:4000]:
+        attributes = node.attributes
+        names = " ".join(
+            attributes.get(name) or "" for name in ("id", "class", "name", "action", "data-action")
+        )
+        if _BUY_ATTRIBUTES.search(names) and not _disabled(node) and not _hidden(node):
+            return node, False
+    return None, False
 
 
 def _label_value(texts: list[tuple[LexborNode, str]], labelled: re.Pattern[str], label_only: re.Pattern[str]) -> Seen | None:
@@ -194,37 +237,65 @@ def _stock(texts: list[tuple[LexborNode, str]], words: re.Pattern[str]) -> Seen 
     return None
 
 
-def _buy_box_price(action: LexborNode | None) -> tuple[Seen | None, Decimal | None, str | None]:
-    """The price next to the buy action: the nearest ancestor (up to a few levels) holding price-like elements
-    that agree once reference prices (was, list, unit, monthly) are left out."""
-    if action is None:
-        return None, None, None
-    current: LexborNode | None = action.parent
-    for _ in range(_PRICE_SEARCH_DEPTH):
-        if current is None or current.tag in ("body", "html"):
-            break
-        found: dict[Decimal, Seen] = {}
-        for node in current.css("[class*=price], [class*=Price], [id*=price], [id*=Price], [itemprop=price]"):
-            if _hidden(node) or node.css_first("[class*=price], [class*=Price]") is not None:
-                continue
-            if any(_REFERENCE_PRICE_CLASSES.search(f"{a.attributes.get('class') or ''} {a.attributes.get('id') or ''}") for a in _self_and_ancestors(node, current)):
-                continue
-            if any(a.tag in ("s", "del", "strike") for a in _self_and_ancestors(node, current)):
-                continue
-            text = " ".join((node.attributes.get("content") or node.text(separator=" ") or "").split())
-            if not text or len(text) > 40 or not any(ch.isdigit() for ch in text):
-                continue
-            amount = parse_amount(text)
-            if amount is not None and amount > 0:
-                found.setdefault(amount, Seen(text, _path(node)))
-        if len(found) == 1:
-            (amount, seen), = found.items()
-            return seen, amount, None
-        if len(found) > 1:
-            listed = ", ".join(f"{seen.value!r} at {seen.locator}" for seen in list(found.values())[:5])
-            return None, None, listed
+def _price_like(node: LexborNode, text: str) -> Decimal | None:
+    """The amount an element shows as a price to pay: a short text with a digit, in an element whose class or
+    id (or a near ancestor's) says price, or printed with a currency; never a reference price (was, list,
+    per-unit, monthly), a struck one or a hidden one."""
+    if len(text) > 40 or not any(ch.isdigit() for ch in text):
+        return None
+    chain = [node]
+    current = node.parent
+    while current is not None and len(chain) < 3:
+        chain.append(current)
         current = current.parent
-    return None, None, None
+    names = [f"{a.attributes.get('class') or ''} {a.attributes.get('id') or ''}" for a in chain]
+    if any(_REFERENCE_PRICE_CLASSES.search(name) for name in names[:2]) or any(
+        a.tag in ("s", "del", "strike") for a in chain
+    ):
+        return None
+    if not _PRINTED_PRICE.match(text) and not (
+        any(_PRICE_CLASS.search(name) for name in names) and re.fullmatch(rf"\W{{0,3}}{_AMOUNT}\W{{0,3}}", text)
+    ):
+        return None
+    if _hidden(node):
+        return None
+    amount = parse_amount(text)
+    return amount if amount is not None and amount > 0 else None
+
+
+def _buy_box_price(
+    document: LexborHTMLParser, texts: list[tuple[LexborNode, str]], action: LexborNode | None
+) -> tuple[Seen | None, Decimal | None, str | None]:
+    """The price a visitor is asked to pay: the last price shown before the buy action (after the product's
+    ``<h1>`` when there is one); without a buy action, the first price after the ``<h1>``. The other prices of
+    that stretch are reported in the conflict note."""
+    body = document.body
+    if body is None:
+        return None, None, None
+    order = {node.mem_id: index for index, node in enumerate(body.traverse())}
+    heading = document.css_first("h1")
+    start = order.get(heading.mem_id, 0) if heading is not None else 0
+    end = order.get(action.mem_id) if action is not None else None
+    if end is None and heading is None:
+        return None, None, None  # no anchor: a price anywhere on the page may be any product's
+    window: list[tuple[Decimal, Seen]] = []
+    for node, text in texts:
+        position = order.get(node.mem_id)
+        if position is None or position < start or (end is not None and position > end):
+            continue
+        amount = _price_like(node, text)
+        if amount is not None:
+            window.append((amount, Seen(text, _path(node))))
+    if not window:
+        return None, None, None
+    amount, seen = window[-1] if end is not None else window[0]
+    others = sorted({a for a, _ in window} - {amount})
+    note = (
+        f"{len(others)} other amounts between the title and the buy action ({', '.join(map(str, others[:5]))})"
+        if others
+        else None
+    )
+    return seen, amount, note
 
 
 def _self_and_ancestors(node: LexborNode, stop: LexborNode) -> list[LexborNode]:
@@ -239,19 +310,20 @@ def _self_and_ancestors(node: LexborNode, stop: LexborNode) -> list[LexborNode]:
 def read_visible(html: str) -> VisiblePage:
     document = LexborHTMLParser(html)
     texts = _short_texts(document)
-    action = _buy_action(document)
+    action, strong = _buy_action(document, texts)
     buy_action = None
     if action is not None:
         label = " ".join((action.text(separator=" ") or action.attributes.get("value") or "").split())
         buy_action = Seen(label, _path(action))
-    price, amount, conflict = _buy_box_price(action)
+    price, amount, conflict = _buy_box_price(document, texts, action if strong else None)
     return VisiblePage(
         buy_action=buy_action,
+        buy_button=strong,
         in_stock=_stock(texts, _IN_STOCK_WORDS),
         out_of_stock=_stock(texts, _OUT_OF_STOCK_WORDS),
         sku=_label_value(texts, _LABELLED_SKU, _SKU_LABEL_ONLY),
         mpn=_label_value(texts, _LABELLED_MPN, _MPN_LABEL_ONLY),
         buy_box_price=price,
         buy_box_amount=amount,
-        buy_box_conflict=conflict,
+        buy_box_others=conflict,
     )
