@@ -162,7 +162,9 @@ def _url_item_id(url: str | None) -> str | None:
 
 
 def _price_from_buy_box(reading: PageReading, visible: VisiblePage) -> None:
-    if reading.decision.source is not None:
+    chosen = reading.decision.source
+    if chosen is not None:
+        _sale_price(reading, visible, chosen)
         return
     if visible.buy_box_price is None or visible.buy_box_amount is None:
         return
@@ -175,3 +177,28 @@ def _price_from_buy_box(reading: PageReading, visible: VisiblePage) -> None:
     reading.decision = PriceDecision(source, None, None, tuple(notes))
     reading.claims.add("core:price", source.value, source.locator)
     reading.diagnostics.extend(reading.decision.notes)
+
+
+def _sale_price(reading: PageReading, visible: VisiblePage, chosen: PriceSource) -> None:
+    """The markup states the regular price while the page sells for less: the markup amount is shown only as a
+    reference price (struck, "was", "original") and the buy box shows a lower one, which is not a reference
+    price itself. The buy box's price is the listing's; the markup's is kept in a diagnostic."""
+    sale = visible.buy_box_amount
+    if (
+        sale is None
+        or visible.buy_box_price is None
+        or chosen.amount not in visible.reference_amounts
+        or sale in visible.reference_amounts
+        or sale >= chosen.amount
+    ):
+        return
+    note = (
+        f"markup price {chosen.value!r} at {chosen.locator} is shown as a reference (was) price; the buy box "
+        f"sells at {visible.buy_box_price.value!r} ({visible.buy_box_price.locator}): the sale price is the listing's"
+    )
+    source = PriceSource(sale, visible.buy_box_price.value, visible.buy_box_price.locator, chosen.currency, "buy_box")
+    reading.decision = PriceDecision(
+        source, reading.decision.currency, reading.decision.currency_code, (*reading.decision.notes, note)
+    )
+    _replace(reading, "core:price", str(source.value), source.locator)
+    reading.diagnostics.append(note)

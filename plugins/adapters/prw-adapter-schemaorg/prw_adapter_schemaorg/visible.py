@@ -66,8 +66,8 @@ _LABELLED_MPN = re.compile(rf"^\W*(?:{_MPN_LABELS})\s*[:#.]?\s*[:#]?\s*{_VALUE}\
 _SKU_LABEL_ONLY = re.compile(rf"^\W*(?:{_SKU_LABELS})\s*[:#.]?\s*$", re.IGNORECASE)
 _MPN_LABEL_ONLY = re.compile(rf"^\W*(?:{_MPN_LABELS})\s*[:#.]?\s*$", re.IGNORECASE)
 _REFERENCE_PRICE_CLASSES = re.compile(
-    r"old|was|list|regular|strike|compare|before|original|rrp|msrp|uvp|crossed|previous|save|saving|"
-    r"discount|per-unit|unit-price|installment|monthly",
+    r"old|was|list|regular|strike|barred|compare|before|original|rrp|msrp|uvp|crossed|previous|save|saving|"
+    r"discount|per-unit|unit-price|installment|monthly|tax|vat|excl|netto|dph|mwst",
     re.IGNORECASE,
 )
 _PRICE_CLASS = re.compile(r"price|preis|prix|prezzo|precio|cena|cijena|cena|цена|kaina|hinta", re.IGNORECASE)
@@ -102,6 +102,8 @@ class VisiblePage:
     buy_box_amount: Decimal | None
     #: Other amounts shown near it (a diagnostic: which prices the page also shows).
     buy_box_others: str | None
+    #: Reference (was, list, struck) amounts printed in the buy box price's block.
+    reference_amounts: frozenset[Decimal]
 
 
 def _path(node: LexborNode) -> str:
@@ -263,39 +265,68 @@ def _price_like(node: LexborNode, text: str) -> Decimal | None:
     return amount if amount is not None and amount > 0 else None
 
 
+def _reference_amounts(texts: list[tuple[LexborNode, str]]) -> frozenset[Decimal]:
+    """Amounts printed as reference prices: struck, or in an element (or its parent) whose class or id
+    says old, was, list, original, ..."""
+    found = set()
+    for node, text in texts:
+        if len(text) > 40 or not _PRINTED_PRICE.match(text):
+            continue
+        chain = [node, node.parent] if node.parent is not None else [node]
+        names = " ".join(f"{a.attributes.get('class') or ''} {a.attributes.get('id') or ''}" for a in chain)
+        if _REFERENCE_PRICE_CLASSES.search(names) or any(a.tag in ("s", "del", "strike") for a in chain):
+            amount = parse_amount(text)
+            if amount is not None and amount > 0:
+                found.add(amount)
+    return frozenset(found)
+
+
+def _near(node: LexborNode | None, texts: list[tuple[LexborNode, str]]) -> list[tuple[LexborNode, str]]:
+    """The texts inside the node's ancestor three levels up: the price block it belongs to."""
+    if node is None:
+        return []
+    block: LexborNode = node
+    for _ in range(3):
+        if block.parent is None or block.parent.tag in ("body", "html"):
+            break
+        block = block.parent
+    inside = {n.mem_id for n in block.traverse()}
+    return [(n, t) for n, t in texts if n.mem_id in inside]
+
+
 def _buy_box_price(
     document: LexborHTMLParser, texts: list[tuple[LexborNode, str]], action: LexborNode | None
-) -> tuple[Seen | None, Decimal | None, str | None]:
+) -> tuple[LexborNode | None, Seen | None, Decimal | None, str | None]:
     """The price a visitor is asked to pay: the last price shown before the buy action (after the product's
     ``<h1>`` when there is one); without a buy action, the first price after the ``<h1>``. The other prices of
     that stretch are reported in the conflict note."""
     body = document.body
     if body is None:
-        return None, None, None
+        return None, None, None, None
     order = {node.mem_id: index for index, node in enumerate(body.traverse())}
     heading = document.css_first("h1")
     start = order.get(heading.mem_id, 0) if heading is not None else 0
     end = order.get(action.mem_id) if action is not None else None
     if end is None and heading is None:
-        return None, None, None  # no anchor: a price anywhere on the page may be any product's
-    window: list[tuple[Decimal, Seen]] = []
+        return None, None, None, None  # no anchor: a price anywhere on the page may be any product's
+    window: list[tuple[Decimal, Seen, LexborNode]] = []
     for node, text in texts:
         position = order.get(node.mem_id)
         if position is None or position < start or (end is not None and position > end):
             continue
         amount = _price_like(node, text)
         if amount is not None:
-            window.append((amount, Seen(text, _path(node))))
+            window.append((amount, Seen(text, _path(node)), node))
     if not window:
-        return None, None, None
-    amount, seen = window[-1] if end is not None else window[0]
-    others = sorted({a for a, _ in window} - {amount})
+        return None, None, None, None
+    amount, seen, chosen = window[-1] if end is not None else window[0]
+    others = sorted({a for a, _, _ in window} - {amount})
     note = (
         f"{len(others)} other amounts between the title and the buy action ({', '.join(map(str, others[:5]))})"
         if others
         else None
     )
-    return seen, amount, note
+    return chosen, seen, amount, note
 
 
 def _self_and_ancestors(node: LexborNode, stop: LexborNode) -> list[LexborNode]:
@@ -315,7 +346,7 @@ def read_visible(html: str) -> VisiblePage:
     if action is not None:
         label = " ".join((action.text(separator=" ") or action.attributes.get("value") or "").split())
         buy_action = Seen(label, _path(action))
-    price, amount, conflict = _buy_box_price(document, texts, action if strong else None)
+    price_node, price, amount, conflict = _buy_box_price(document, texts, action if strong else None)
     return VisiblePage(
         buy_action=buy_action,
         buy_button=strong,
@@ -326,4 +357,5 @@ def read_visible(html: str) -> VisiblePage:
         buy_box_price=price,
         buy_box_amount=amount,
         buy_box_others=conflict,
+        reference_amounts=_reference_amounts(_near(price_node, texts)),
     )
