@@ -69,8 +69,7 @@ def load_dataset(directory: Path) -> list[Page]:
     for page_id, annotation in sorted(annotations.items()):
         path = _page_file(directory / "html", page_id)
         truth = {
-            attribute: tuple(str(value) for value in annotation.get(attribute, ()))
-            for attribute in MATCHING
+            attribute: tuple(str(value) for value in annotation.get(attribute, ())) for attribute in MATCHING
         }
         url = annotation.get("url")
         pages.append(Page(page_id, url if isinstance(url, str) else None, path, truth))
@@ -156,7 +155,12 @@ def outcome(result: PageResult, attribute: str) -> str:
 def csv_header() -> list[str]:
     header = ["page_id", "url", "adapter", "error"]
     for attribute in ATTRIBUTES[:6]:
-        header += [f"{attribute}_predicted", f"{attribute}_expected", f"{attribute}_outcome", f"{attribute}_evidence"]
+        header += [
+            f"{attribute}_predicted",
+            f"{attribute}_expected",
+            f"{attribute}_outcome",
+            f"{attribute}_evidence",
+        ]
     return header
 
 

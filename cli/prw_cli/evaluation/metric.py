@@ -41,7 +41,9 @@ def _decimal(text: str) -> Decimal | str:
 
 
 def decimal_matching(true: Collection[str], predicted: str | None) -> Counts:
-    return hard_matching({_decimal(value) for value in true}, _decimal(predicted) if predicted is not None else None)
+    return hard_matching(
+        {_decimal(value) for value in true}, _decimal(predicted) if predicted is not None else None
+    )
 
 
 Matching = Callable[[Collection[str], str | None], Counts]
@@ -99,15 +101,19 @@ class AttributeResult:
     counts: Counts
 
 
-def evaluate(attribute: str, pages: Sequence[tuple[Collection[str], str | None]], n_bootstrap: int = 1000) -> AttributeResult:
+def evaluate(
+    attribute: str, pages: Sequence[tuple[Collection[str], str | None]], n_bootstrap: int = 1000
+) -> AttributeResult:
     """One attribute over (true values, predicted value) per page."""
     matching = MATCHING[attribute]
     counts = [matching(true, predicted) for true, predicted in pages]
     support = sum(1 for true, _ in pages if true)
     generator = random.Random(42)
-    samples = [
-        scores([counts[generator.randint(0, len(counts) - 1)] for _ in counts]) for _ in range(n_bootstrap)
-    ] if counts else []
+    samples = (
+        [scores([counts[generator.randint(0, len(counts) - 1)] for _ in counts]) for _ in range(n_bootstrap)]
+        if counts
+        else []
+    )
 
     def spread(metric: str) -> float:
         values = [getattr(sample, metric) for sample in samples]

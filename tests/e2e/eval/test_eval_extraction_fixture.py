@@ -41,7 +41,10 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 def _f1(rows: list[dict[str, str]], attribute: str) -> float:
     """F1 recomputed from the CSV alone: the file lets anyone check the printed numbers."""
-    truth = [(set(filter(None, row[f"{attribute}_expected"].split(" | "))), row[f"{attribute}_predicted"] or None) for row in rows]
+    truth = [
+        (set(filter(None, row[f"{attribute}_expected"].split(" | "))), row[f"{attribute}_predicted"] or None)
+        for row in rows
+    ]
     return evaluate(attribute, truth, n_bootstrap=0).scores.f1
 
 
@@ -50,12 +53,16 @@ def test_the_fixture_is_the_benchmarks_layout_with_its_licence() -> None:
     assert len(pages) == 63
     assert all(page.path.is_file() and page.path.name.endswith(".html.gz") for page in pages)
     assert "MIT License" in (DATASET / "LICENSE").read_text(encoding="utf-8")
-    assert "scrapinghub/product-extraction-benchmark" in (DATASET / "PROVENANCE.md").read_text(encoding="utf-8")
+    assert "scrapinghub/product-extraction-benchmark" in (DATASET / "PROVENANCE.md").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_eval_on_the_development_pages_meets_the_floors_and_writes_every_page(tmp_path: Path) -> None:
     out = tmp_path / "predictions.csv"
-    result = runner.invoke(app, ["eval", "extraction", str(DATASET), "--out", str(out), "--bootstrap", "50"], env=WIDE)
+    result = runner.invoke(
+        app, ["eval", "extraction", str(DATASET), "--out", str(out), "--bootstrap", "50"], env=WIDE
+    )
     assert result.exit_code == 0, result.output
     assert "pa_schemaorg@1.1.0" in result.stdout
     for attribute in ATTRIBUTES:
@@ -85,7 +92,9 @@ def test_a_pin_is_honoured_and_1_0_0_reads_less(tmp_path: Path) -> None:
     results = {}
     for pin in ("pa_schemaorg@1.0.0", "pa_schemaorg@1.1.0"):
         out = tmp_path / f"{pin}.csv"
-        result = runner.invoke(app, ["eval", "extraction", str(subset), "--adapter", pin, "--out", str(out)], env=WIDE)
+        result = runner.invoke(
+            app, ["eval", "extraction", str(subset), "--adapter", pin, "--out", str(out)], env=WIDE
+        )
         assert result.exit_code == 0, result.output
         rows = _rows(out)
         assert {row["adapter"] for row in rows} == {pin}
@@ -97,7 +106,9 @@ def test_a_pin_is_honoured_and_1_0_0_reads_less(tmp_path: Path) -> None:
 def test_an_uncompressed_page_set_reads_the_same(tmp_path: Path) -> None:
     key = next(iter(json.loads((DATASET / "ground-truth.json").read_text(encoding="utf-8"))))
     (tmp_path / "html").mkdir()
-    (tmp_path / "html" / f"{key}.html").write_bytes(gzip.decompress((DATASET / "html" / f"{key}.html.gz").read_bytes()))
+    (tmp_path / "html" / f"{key}.html").write_bytes(
+        gzip.decompress((DATASET / "html" / f"{key}.html.gz").read_bytes())
+    )
     truth = json.loads((DATASET / "ground-truth.json").read_text(encoding="utf-8"))
     (tmp_path / "ground-truth.json").write_text(json.dumps({key: truth[key]}), encoding="utf-8")
     out = tmp_path / "one.csv"
@@ -109,12 +120,15 @@ def test_an_uncompressed_page_set_reads_the_same(tmp_path: Path) -> None:
 
 def test_a_missing_page_is_its_row_and_the_others_go_on(tmp_path: Path) -> None:
     (tmp_path / "html").mkdir()
-    (tmp_path / "ground-truth.json").write_text(json.dumps({"nopage": {"price": ["1"], "url": "https://x.example/"}}))
+    (tmp_path / "ground-truth.json").write_text(
+        json.dumps({"nopage": {"price": ["1"], "url": "https://x.example/"}})
+    )
     out = tmp_path / "rows.csv"
     result = runner.invoke(app, ["eval", "extraction", str(tmp_path), "--out", str(out)], env=WIDE)
     assert result.exit_code == 0, result.output
     (row,) = _rows(out)
-    assert row["error"].startswith("FILE_UNREADABLE") and row["price_outcome"] == "fn"
+    assert row["error"].startswith("FILE_UNREADABLE")
+    assert row["price_outcome"] == "fn"
     assert "1 failed" in result.stdout
 
 
@@ -125,6 +139,8 @@ def test_not_a_page_set_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_an_unknown_pin_is_a_usage_error() -> None:
-    result = runner.invoke(app, ["eval", "extraction", str(DATASET), "--adapter", "pa_schemaorg@9.9.9"], env=WIDE)
+    result = runner.invoke(
+        app, ["eval", "extraction", str(DATASET), "--adapter", "pa_schemaorg@9.9.9"], env=WIDE
+    )
     assert result.exit_code == 2
     assert "UNKNOWN_ADAPTER_VERSION" in result.output

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from prw_cli.evaluation.metric import decimal_matching, evaluate, hard_matching, precision_score, recall_score, scores
+from prw_cli.evaluation.metric import (
+    decimal_matching,
+    evaluate,
+    hard_matching,
+    precision_score,
+    recall_score,
+    scores,
+)
 
 
 @pytest.mark.parametrize(

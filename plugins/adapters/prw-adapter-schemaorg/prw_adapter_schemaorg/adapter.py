@@ -14,7 +14,13 @@ from lxml.html import HtmlElement
 
 from prw_adapter_schemaorg.claims import ClaimList, add_page_claims, add_product_claims
 from prw_adapter_schemaorg.decoding import decode_html, media_type_charset
-from prw_adapter_schemaorg.entities import Entity, ProductView, jsonld_entities, microdata_entities, rdfa_entities
+from prw_adapter_schemaorg.entities import (
+    Entity,
+    ProductView,
+    jsonld_entities,
+    microdata_entities,
+    rdfa_entities,
+)
 from prw_adapter_schemaorg.jsonld import jsonld_blocks
 from prw_adapter_schemaorg.money import region_hint
 from prw_adapter_schemaorg.offers import OfferReading, read_offer

@@ -169,7 +169,11 @@ def _price_from_buy_box(reading: PageReading, visible: VisiblePage) -> None:
     if visible.buy_box_price is None or visible.buy_box_amount is None:
         return
     source = PriceSource(
-        Decimal(visible.buy_box_amount), visible.buy_box_price.value, visible.buy_box_price.locator, None, "buy_box"
+        Decimal(visible.buy_box_amount),
+        visible.buy_box_price.value,
+        visible.buy_box_price.locator,
+        None,
+        "buy_box",
     )
     notes = [f"no markup price; price {source.value!r} from the buy box at {source.locator}"]
     if visible.buy_box_others:
@@ -196,7 +200,9 @@ def _sale_price(reading: PageReading, visible: VisiblePage, chosen: PriceSource)
         f"markup price {chosen.value!r} at {chosen.locator} is shown as a reference (was) price; the buy box "
         f"sells at {visible.buy_box_price.value!r} ({visible.buy_box_price.locator}): the sale price is the listing's"
     )
-    source = PriceSource(sale, visible.buy_box_price.value, visible.buy_box_price.locator, chosen.currency, "buy_box")
+    source = PriceSource(
+        sale, visible.buy_box_price.value, visible.buy_box_price.locator, chosen.currency, "buy_box"
+    )
     reading.decision = PriceDecision(
         source, reading.decision.currency, reading.decision.currency_code, (*reading.decision.notes, note)
     )

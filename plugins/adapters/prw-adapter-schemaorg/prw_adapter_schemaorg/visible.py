@@ -73,7 +73,7 @@ _REFERENCE_PRICE_CLASSES = re.compile(
 _PRICE_CLASS = re.compile(r"price|preis|prix|prezzo|precio|cena|cijena|cena|цена|kaina|hinta", re.IGNORECASE)
 # An amount printed with its currency, before or after it: "$9.49", "44 890 тг.", "270,00 Kn", "4386,00 €".
 _CURRENCY = (
-    r"(?:[$€£¥₽₹₺₩₪₴₸₫฿]|US\$|NT\$|R\$|A\$|C\$|zł|kr\.?|Kč|kn|Ft|lei|лв\.?|тг\.?|руб\.?|р\.|грн\.?|"
+    r"(?:[$€£¥₽₹₺₩₪₴₸₫฿]|US\$|NT\$|R\$|A\$|C\$|zł|kr\.?|Kč|kn|Ft|lei|лв\.?|тг\.?|руб\.?|р\.|грн\.?|"  # noqa: RUF001 (Cyrillic currency words)
     r"(?:EUR|USD|GBP|CHF|PLN|CZK|HUF|RON|SEK|NOK|DKK|RUB|UAH|KZT|TRY|JPY|CNY|TWD|INR|BRL|ARS|CLP|MXN|CAD|AUD|HRK|BGN)\b)"
 )
 _AMOUNT = r"\d[\d\s.,'\u00a0\u202f]*(?:,-|\.-)?"
@@ -186,13 +186,25 @@ def _buy_action(
         text = " ".join(
             (node.text(separator=" ") or attributes.get("value") or attributes.get("title") or "").split()
         )
-        if text and len(text) <= _TEXT_LIMIT and _BUY_WORDS.search(text) and not _disabled(node):
-            if not _hidden(node):
-                return node, True
+        if (
+            text
+            and len(text) <= _TEXT_LIMIT
+            and _BUY_WORDS.search(text)
+            and not _disabled(node)
+            and not _hidden(node)
+        ):
+            return node, True
     for node, text in texts:
-        if len(text) <= 40 and _BUY_WORDS.search(text) and node.tag in ("a", "span", "div", "button", "label"):
-            if not _disabled(node) and not _hidden(node):
-                return node, False
+        if (
+            (
+                len(text) <= 40
+                and _BUY_WORDS.search(text)
+                and node.tag in ("a", "span", "div", "button", "label")
+            )
+            and not _disabled(node)
+            and not _hidden(node)
+        ):
+            return node, False
     for node in document.css("form[action], button, input, a")[:4000]:
         attributes = node.attributes
         names = " ".join(
@@ -203,7 +215,9 @@ def _buy_action(
     return None, False
 
 
-def _label_value(texts: list[tuple[LexborNode, str]], labelled: re.Pattern[str], label_only: re.Pattern[str]) -> Seen | None:
+def _label_value(
+    texts: list[tuple[LexborNode, str]], labelled: re.Pattern[str], label_only: re.Pattern[str]
+) -> Seen | None:
     for position, (node, text) in enumerate(texts):
         match = labelled.match(text)
         if match and any(ch.isdigit() for ch in match.group("value")) and not _hidden(node):
@@ -233,9 +247,12 @@ def _next_value(label: LexborNode, texts: list[tuple[LexborNode, str]], position
 def _stock(texts: list[tuple[LexborNode, str]], words: re.Pattern[str]) -> Seen | None:
     for node, text in texts:
         # The innermost element that says it (its children do not): the statement, not a container.
-        if words.match(text) and not any(words.match(" ".join((c.text(separator=" ") or "").split())) for c in node.iter()):
-            if not _hidden(node):
-                return Seen(text, _path(node))
+        if (
+            words.match(text)
+            and not any(words.match(" ".join((c.text(separator=" ") or "").split())) for c in node.iter())
+            and not _hidden(node)
+        ):
+            return Seen(text, _path(node))
     return None
 
 
@@ -256,7 +273,8 @@ def _price_like(node: LexborNode, text: str) -> Decimal | None:
     ):
         return None
     if not _PRINTED_PRICE.match(text) and not (
-        any(_PRICE_CLASS.search(name) for name in names) and re.fullmatch(rf"\W{{0,3}}{_AMOUNT}\W{{0,3}}", text)
+        any(_PRICE_CLASS.search(name) for name in names)
+        and re.fullmatch(rf"\W{{0,3}}{_AMOUNT}\W{{0,3}}", text)
     ):
         return None
     if _hidden(node):
