@@ -120,5 +120,7 @@ def _render(directory: Path, adapter_pin: str, results: list[PageResult], n_boot
             *(str(count) for count in result.counts),
         )
     console.print(table)
-    for result in failed:
-        console.print(Text.assemble((result.page.page_id, "bold"), ": ", (result.error or "", "red")))
+    for page_result in failed:
+        console.print(
+            Text.assemble((page_result.page.page_id, "bold"), ": ", (page_result.error or "", "red"))
+        )

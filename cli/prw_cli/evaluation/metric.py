@@ -119,7 +119,11 @@ def evaluate(
         values = [getattr(sample, metric) for sample in samples]
         return statistics.stdev(values) if len(values) > 1 else 0.0
 
-    total: Counts = tuple(sum(column) for column in zip(*counts, strict=True)) if counts else (0, 0, 0)  # type: ignore[assignment]
+    total: Counts = (
+        (sum(c[0] for c in counts), sum(c[1] for c in counts), sum(c[2] for c in counts))
+        if counts
+        else (0, 0, 0)
+    )
     return AttributeResult(
         attribute, scores(counts), Scores(spread("precision"), spread("recall"), spread("f1")), support, total
     )

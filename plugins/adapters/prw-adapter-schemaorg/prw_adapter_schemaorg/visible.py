@@ -108,7 +108,7 @@ class VisiblePage:
 
 def _path(node: LexborNode) -> str:
     """A CSS path a reviewer can follow: tag#id or tag.class, up to three ancestors."""
-    parts = []
+    parts: list[str] = []
     current: LexborNode | None = node
     while current is not None and current.tag not in ("body", "html", None) and len(parts) < 4:
         attributes = current.attributes
