@@ -49,6 +49,11 @@ class PrwCommands(LazyGroup):
             "Dry-run an adapter (and a profile) on local files.",
         ),
         LazyCommand(
+            "eval",
+            "prw_cli.commands.eval:app",
+            "Measure the installed plugins on annotated data, in a benchmark's own metric.",
+        ),
+        LazyCommand(
             "collect",
             "prw_cli.commands.collect:collect",
             "Send local pages to intake as a collector: upload, capture (idempotent), receipt; retried with backoff.",

@@ -100,12 +100,17 @@ class DryRun:
             data = file.read_bytes()
         except OSError as exc:
             raise FileFailed("FILE_UNREADABLE", f"{file}: {exc.strerror}") from exc
+        return self.run_bytes(data, file, self.media_type or guess_media_type(file), self.url)
+
+    def run_bytes(self, data: bytes, file: Path, media_type: str, url: str | None) -> dict[str, Any]:
+        """The document for bytes already read (``prw eval`` reads compressed pages and knows each page's
+        URL); raises FileFailed."""
         sha256 = hashlib.sha256(data).hexdigest()
         capture = CaptureView(
             capture_id=f"dry_run_{sha256[:12]}",
             source_id="local_file",
-            media_type=self.media_type or guess_media_type(file),
-            url=self.url,
+            media_type=media_type,
+            url=url,
             adapter_hint=None if self.adapter_pin == "auto" else self.adapter_pin,
         )
         artifact = Artifact(f"art_{sha256[:12]}", sha256, capture.media_type, data)

@@ -77,3 +77,15 @@ def test_bench_cli_smoke_times_prw_beside_the_bare_interpreter() -> None:
         rf"^ratio prw --help / bare interpreter: {RATIO} ",
         rf"^ratio prw extract DIR / 3 separate runs of prw extract: {RATIO} ",
     )
+
+
+def test_bench_extraction_smoke_times_the_parse_the_eval_and_the_command() -> None:
+    output = run_bench("bench_extraction.py")
+    assert_lines(
+        output,
+        r"^3 pages of tests/fixtures/eval/zyte_benchmark_dev$",
+        rf"^parse, pa_schemaorg@1\.0\.0 \(baseline\)\s+{RATIO}\s+{RATIO}\s+1\.00$",
+        rf"^parse, pa_schemaorg@1\.1\.0\s+{RATIO}\s+{RATIO}\s+{RATIO}$",
+        rf"^eval in process, vs 1\.1\.0 parse\s+-\s+{RATIO}\s+{RATIO}$",
+        rf"^prw eval extraction, vs in process\s+-\s+{RATIO}\s+{RATIO}$",
+    )

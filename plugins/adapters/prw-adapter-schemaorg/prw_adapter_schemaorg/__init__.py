@@ -1,5 +1,6 @@
 """PRW source adapter ``pa_schemaorg``: schema.org Product data from merchant pages (see README.md)."""
 
 from prw_adapter_schemaorg.adapter import SchemaOrgAdapter
+from prw_adapter_schemaorg.adapter_1_1 import SchemaOrgAdapterV11
 
-__all__ = ["SchemaOrgAdapter"]
+__all__ = ["SchemaOrgAdapter", "SchemaOrgAdapterV11"]

@@ -4,6 +4,7 @@ with visible-page heuristics when the page has no structured price or title."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import lxml.html
 from extruct.rdfa import RDFaExtractor
@@ -13,7 +14,13 @@ from lxml.html import HtmlElement
 
 from prw_adapter_schemaorg.claims import ClaimList, add_page_claims, add_product_claims
 from prw_adapter_schemaorg.decoding import decode_html, media_type_charset
-from prw_adapter_schemaorg.entities import Entity, jsonld_entities, microdata_entities, rdfa_entities
+from prw_adapter_schemaorg.entities import (
+    Entity,
+    ProductView,
+    jsonld_entities,
+    microdata_entities,
+    rdfa_entities,
+)
 from prw_adapter_schemaorg.jsonld import jsonld_blocks
 from prw_adapter_schemaorg.money import region_hint
 from prw_adapter_schemaorg.offers import OfferReading, read_offer
@@ -51,6 +58,19 @@ class SchemaOrgAdapter:
             return False
 
     def extract(self, capture: CaptureView, artifacts: Sequence[Artifact]) -> Extraction:
+        reading = self._read(capture, artifacts)
+        self._refine(reading)
+        return Extraction(
+            adapter=f"{self.name}@{self.version}",
+            claims=tuple(reading.claims.claims),
+            listing=_listing(reading.claims, reading.decision, capture),
+            diagnostics=tuple(reading.diagnostics),
+        )
+
+    def _refine(self, reading: PageReading) -> None:
+        """A later version's rules on top of this version's reading (``pa_schemaorg@1.1.0``); none here."""
+
+    def _read(self, capture: CaptureView, artifacts: Sequence[Artifact]) -> PageReading:
         artifact = _html_artifact(capture, artifacts)
         # The artifact's own charset, else the capture's (an artifact stored as application/octet-stream).
         declared = artifact.media_type if media_type_charset(artifact.media_type) else capture.media_type
@@ -87,12 +107,26 @@ class SchemaOrgAdapter:
         _add_offer_claims(claims, decision, offer, page)
         add_page_claims(claims, page)
         diagnostics.extend(claims.notes)
-        return Extraction(
-            adapter=f"{self.name}@{self.version}",
-            claims=tuple(claims.claims),
-            listing=_listing(claims, decision, capture),
-            diagnostics=tuple(diagnostics),
+        claims.notes.clear()
+        return PageReading(
+            capture, document.text, page, selection.primary, offer, region, decision, claims, diagnostics
         )
+
+
+@dataclass
+class PageReading:
+    """Everything one extraction read, for a later version's rules to refine (``claims``, ``decision`` and
+    ``diagnostics`` may be replaced or extended; the rest is what the page is)."""
+
+    capture: CaptureView
+    html: str
+    page: PageSignals
+    primary: ProductView | None
+    offer: OfferReading
+    region: str | None
+    decision: PriceDecision
+    claims: ClaimList
+    diagnostics: list[str]
 
 
 def _html_artifact(capture: CaptureView, artifacts: Sequence[Artifact]) -> Artifact:

@@ -112,3 +112,11 @@ class TestSchemaOrgAdapterContract(AdapterContract):
                 expected_listing={"price": Decimal("59.00"), "currency": "CZK", "availability": "in_stock"},
             ),
         ]
+
+
+class TestSchemaOrgAdapterV11Contract(TestSchemaOrgAdapterContract):
+    """pa_schemaorg@1.1.0 keeps every claim @1.0.0 reads on the same captures (its rules only add or refine)."""
+
+    @pytest.fixture
+    def adapter_pin(self) -> str:
+        return "pa_schemaorg@1.1.0"

@@ -1,0 +1,1 @@
+"""``prw eval``: measuring the platform against annotated data (the benchmark metric, the datasets)."""

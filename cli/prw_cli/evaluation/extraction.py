@@ -1,0 +1,177 @@
+"""``prw eval extraction``: an annotated page set, the predictions read from what ``prw extract`` produces for
+each page, and the benchmark's scores.
+
+A dataset directory holds ``ground-truth.json`` (page id -> attribute -> list of true values, and the page's
+``url``) and ``html/<page id>.html`` or ``html/<page id>.html.gz``: the layout of Zyte's product extraction
+benchmark. Every page runs through the same ``DryRun`` as ``prw extract`` (plugins loaded once, one process).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prw_cli.commands.extract import DryRun, FileFailed
+from prw_cli.evaluation.metric import MATCHING, AttributeResult, evaluate
+
+#: The attributes a prediction is read for, in the order they are reported.
+ATTRIBUTES = ("price", "sku", "availability", "brand", "gtin", "mpn", "InStock", "OutOfStock")
+_IDENTIFIERS = {"sku": "core:sku", "brand": "core:brand", "gtin": "core:gtin", "mpn": "core:mpn"}
+# The benchmark's availability has two values; the platform's vocabulary is finer.
+_OUT_OF_STOCK = frozenset({"out_of_stock", "discontinued"})
+_IN_STOCK = frozenset({"in_stock", "limited", "preorder", "backorder"})
+
+
+class DatasetError(Exception):
+    """The directory is not an annotated page set."""
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    page_id: str
+    url: str | None
+    path: Path
+    truth: Mapping[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    value: str | None = None
+    evidence: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PageResult:
+    page: Page
+    adapter: str | None
+    error: str | None
+    predictions: Mapping[str, Prediction] = field(default_factory=dict)
+
+    def predicted(self, attribute: str) -> str | None:
+        return self.predictions.get(attribute, Prediction()).value
+
+
+def load_dataset(directory: Path) -> list[Page]:
+    truth_file = directory / "ground-truth.json"
+    try:
+        annotations = json.loads(truth_file.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise DatasetError(f"{truth_file} does not exist: not an annotated page set") from exc
+    except (OSError, ValueError) as exc:
+        raise DatasetError(f"{truth_file} cannot be read as JSON: {exc}") from exc
+    if not isinstance(annotations, dict):
+        raise DatasetError(f"{truth_file} is not an object of page id -> annotations")
+    pages = []
+    for page_id, annotation in sorted(annotations.items()):
+        path = _page_file(directory / "html", page_id)
+        truth = {
+            attribute: tuple(str(value) for value in annotation.get(attribute, ())) for attribute in MATCHING
+        }
+        url = annotation.get("url")
+        pages.append(Page(page_id, url if isinstance(url, str) else None, path, truth))
+    return pages
+
+
+def _page_file(html: Path, page_id: str) -> Path:
+    for name in (f"{page_id}.html.gz", f"{page_id}.html"):
+        if (html / name).is_file():
+            return html / name
+    return html / f"{page_id}.html.gz"  # missing: its row says so
+
+
+def read_page(page: Page) -> bytes:
+    data = page.path.read_bytes()
+    return gzip.decompress(data) if page.path.name.endswith(".gz") else data
+
+
+def run_page(dry_run: DryRun, page: Page) -> PageResult:
+    """The page through the adapter and the profile; a failure (even an adapter bug) is the page's row."""
+    try:
+        document = dry_run.run_bytes(read_page(page), page.path, "text/html", page.url)
+    except FileFailed as failed:
+        return PageResult(page, None, f"{failed.code}: {failed.message}")
+    except OSError as exc:
+        return PageResult(page, None, f"FILE_UNREADABLE: {page.path}: {exc}")
+    except Exception as exc:  # an adapter bug: counted as no prediction, reported
+        return PageResult(page, None, f"ADAPTER_BUG: {type(exc).__name__}: {exc}")
+    return PageResult(page, document["adapter"], None, predictions(document))
+
+
+def run_all(
+    dry_run: DryRun, pages: Sequence[Page], progress: Callable[[Page], None] | None = None
+) -> Iterator[PageResult]:
+    for page in pages:
+        result = run_page(dry_run, page)
+        if progress is not None:
+            progress(page)
+        yield result
+
+
+def predictions(document: Mapping[str, Any]) -> dict[str, Prediction]:
+    """One predicted value per attribute from a ``prw extract`` document: price and availability as the
+    profile normalized them (else the listing's), identifiers as the first claim."""
+    normalized = {row["key"]: row for row in document["normalized"]}
+    listing = document["listing"]
+    found: dict[str, Prediction] = {}
+    price = normalized.get("core:price")
+    if price is not None:
+        found["price"] = Prediction(str(price["value"]), ", ".join(price["evidence_locators"]))
+    elif listing["price"] is not None:
+        found["price"] = Prediction(str(listing["price"]), "listing.price")
+    availability = normalized.get("core:availability")
+    value, evidence = (
+        (availability["value"], ", ".join(availability["evidence_locators"]))
+        if availability is not None
+        else (listing["availability"], "listing.availability")
+    )
+    stock = "OutOfStock" if value in _OUT_OF_STOCK else "InStock" if value in _IN_STOCK else None
+    if stock is not None:
+        found["availability"] = Prediction(stock, evidence)
+        found[stock] = Prediction(stock, evidence)
+    for attribute, claim_attribute in _IDENTIFIERS.items():
+        claim = next((c for c in document["claims"] if c["attribute"] == claim_attribute), None)
+        if claim is not None:
+            found[attribute] = Prediction(str(claim["value"]), claim["evidence_locator"])
+    return found
+
+
+def score(results: Sequence[PageResult], n_bootstrap: int = 1000) -> list[AttributeResult]:
+    return [
+        evaluate(attribute, [(r.page.truth[attribute], r.predicted(attribute)) for r in results], n_bootstrap)
+        for attribute in ATTRIBUTES
+    ]
+
+
+def outcome(result: PageResult, attribute: str) -> str:
+    """``tp``, ``fp``, ``fn``, ``fp+fn`` (a wrong value where one is expected) or ``-`` (nothing either way)."""
+    tp, fp, fn = MATCHING[attribute](result.page.truth[attribute], result.predicted(attribute))
+    return "tp" if tp else "fp+fn" if fp and fn else "fp" if fp else "fn" if fn else "-"
+
+
+def csv_header() -> list[str]:
+    header = ["page_id", "url", "adapter", "error"]
+    for attribute in ATTRIBUTES[:6]:
+        header += [
+            f"{attribute}_predicted",
+            f"{attribute}_expected",
+            f"{attribute}_outcome",
+            f"{attribute}_evidence",
+        ]
+    return header
+
+
+def csv_row(result: PageResult) -> list[str]:
+    row = [result.page.page_id, result.page.url or "", result.adapter or "", result.error or ""]
+    for attribute in ATTRIBUTES[:6]:
+        prediction = result.predictions.get(attribute, Prediction())
+        row += [
+            prediction.value or "",
+            " | ".join(result.page.truth[attribute]),
+            outcome(result, attribute),
+            prediction.evidence or "",
+        ]
+    return row

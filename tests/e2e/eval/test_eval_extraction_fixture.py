@@ -1,0 +1,146 @@
+"""``prw eval extraction`` over the bundled development pages of Zyte's product extraction benchmark
+(tests/fixtures/eval/zyte_benchmark_dev, see its PROVENANCE.md): the installed pa_schemaorg and np_core in one
+process, the benchmark's metric per attribute, one CSV row per page.
+
+The floors are a regression guard slightly under what pa_schemaorg@1.1.0 reaches (docs/adapter-authors.md has
+the numbers): a rule that loses precision or recall on these pages fails here."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from prw_cli.evaluation.extraction import ATTRIBUTES, load_dataset
+from prw_cli.evaluation.metric import evaluate
+from prw_cli.main import app
+from prw_platform.plugins import AUTOLOAD_ENV
+
+DATASET = Path(__file__).resolve().parents[2] / "fixtures" / "eval" / "zyte_benchmark_dev"
+WIDE = {"COLUMNS": "200"}
+# F1 floors for pa_schemaorg@1.1.0 (measured: price 0.889, sku 0.864, availability 0.924).
+FLOORS = {"price": 0.87, "sku": 0.85, "availability": 0.90}
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _autoload_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(AUTOLOAD_ENV, raising=False)
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _f1(rows: list[dict[str, str]], attribute: str) -> float:
+    """F1 recomputed from the CSV alone: the file lets anyone check the printed numbers."""
+    truth = [
+        (set(filter(None, row[f"{attribute}_expected"].split(" | "))), row[f"{attribute}_predicted"] or None)
+        for row in rows
+    ]
+    return evaluate(attribute, truth, n_bootstrap=0).scores.f1
+
+
+def test_the_fixture_is_the_benchmarks_layout_with_its_licence() -> None:
+    pages = load_dataset(DATASET)
+    assert len(pages) == 63
+    assert all(page.path.is_file() and page.path.name.endswith(".html.gz") for page in pages)
+    assert "MIT License" in (DATASET / "LICENSE").read_text(encoding="utf-8")
+    assert "scrapinghub/product-extraction-benchmark" in (DATASET / "PROVENANCE.md").read_text(
+        encoding="utf-8"
+    )
+
+
+def test_eval_on_the_development_pages_meets_the_floors_and_writes_every_page(tmp_path: Path) -> None:
+    out = tmp_path / "predictions.csv"
+    result = runner.invoke(
+        app, ["eval", "extraction", str(DATASET), "--out", str(out), "--bootstrap", "50"], env=WIDE
+    )
+    assert result.exit_code == 0, result.output
+    assert "pa_schemaorg@1.1.0" in result.stdout
+    for attribute in ATTRIBUTES:
+        assert f"│ {attribute} " in result.stdout
+    rows = _rows(out)
+    assert len(rows) == 63
+    assert {row["adapter"] for row in rows} == {"pa_schemaorg@1.1.0"}
+    assert all(row["error"] == "" for row in rows)
+    for attribute, floor in FLOORS.items():
+        assert _f1(rows, attribute) >= floor, attribute
+    # Inferred availability is told apart from a stated one in the evidence.
+    evidence = [row["availability_evidence"] for row in rows if row["availability_predicted"]]
+    assert any(e.startswith("inferred:") for e in evidence)
+    assert any(not e.startswith("inferred:") for e in evidence)
+
+
+def test_a_pin_is_honoured_and_1_0_0_reads_less(tmp_path: Path) -> None:
+    # Five pages whose availability 1.0.0 does not find and 1.1.0 does.
+    truth = json.loads((DATASET / "ground-truth.json").read_text(encoding="utf-8"))
+    chosen = ["1bb37817", "4e545337", "b475627f", "fa0b2c0b", "572368ce"]
+    subset = tmp_path / "subset"
+    (subset / "html").mkdir(parents=True)
+    picked = {key: value for key, value in truth.items() if key[:8] in chosen}
+    for key in picked:
+        shutil.copy(DATASET / "html" / f"{key}.html.gz", subset / "html" / f"{key}.html.gz")
+    (subset / "ground-truth.json").write_text(json.dumps(picked), encoding="utf-8")
+    results = {}
+    for pin in ("pa_schemaorg@1.0.0", "pa_schemaorg@1.1.0"):
+        out = tmp_path / f"{pin}.csv"
+        result = runner.invoke(
+            app, ["eval", "extraction", str(subset), "--adapter", pin, "--out", str(out)], env=WIDE
+        )
+        assert result.exit_code == 0, result.output
+        rows = _rows(out)
+        assert {row["adapter"] for row in rows} == {pin}
+        results[pin] = [row["availability_outcome"] for row in rows]
+    assert results["pa_schemaorg@1.0.0"] == ["fn"] * 5
+    assert results["pa_schemaorg@1.1.0"] == ["tp"] * 5
+
+
+def test_an_uncompressed_page_set_reads_the_same(tmp_path: Path) -> None:
+    key = next(iter(json.loads((DATASET / "ground-truth.json").read_text(encoding="utf-8"))))
+    (tmp_path / "html").mkdir()
+    (tmp_path / "html" / f"{key}.html").write_bytes(
+        gzip.decompress((DATASET / "html" / f"{key}.html.gz").read_bytes())
+    )
+    truth = json.loads((DATASET / "ground-truth.json").read_text(encoding="utf-8"))
+    (tmp_path / "ground-truth.json").write_text(json.dumps({key: truth[key]}), encoding="utf-8")
+    out = tmp_path / "one.csv"
+    result = runner.invoke(app, ["eval", "extraction", str(tmp_path), "--out", str(out)], env=WIDE)
+    assert result.exit_code == 0, result.output
+    (row,) = _rows(out)
+    assert (row["page_id"], row["price_outcome"], row["sku_outcome"]) == (key, "-", "tp")
+
+
+def test_a_missing_page_is_its_row_and_the_others_go_on(tmp_path: Path) -> None:
+    (tmp_path / "html").mkdir()
+    (tmp_path / "ground-truth.json").write_text(
+        json.dumps({"nopage": {"price": ["1"], "url": "https://x.example/"}})
+    )
+    out = tmp_path / "rows.csv"
+    result = runner.invoke(app, ["eval", "extraction", str(tmp_path), "--out", str(out)], env=WIDE)
+    assert result.exit_code == 0, result.output
+    (row,) = _rows(out)
+    assert row["error"].startswith("FILE_UNREADABLE")
+    assert row["price_outcome"] == "fn"
+    assert "1 failed" in result.stdout
+
+
+def test_not_a_page_set_is_a_usage_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["eval", "extraction", str(tmp_path)], env=WIDE)
+    assert result.exit_code == 2
+    assert "NOT_A_PAGE_SET" in result.output
+
+
+def test_an_unknown_pin_is_a_usage_error() -> None:
+    result = runner.invoke(
+        app, ["eval", "extraction", str(DATASET), "--adapter", "pa_schemaorg@9.9.9"], env=WIDE
+    )
+    assert result.exit_code == 2
+    assert "UNKNOWN_ADAPTER_VERSION" in result.output
