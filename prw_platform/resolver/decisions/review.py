@@ -186,6 +186,10 @@ def _item_facts(
         definition = definitions.get(key)
         if definition is None:
             raise InvariantViolation("INV-02", f"{key} has no definition in profile {case.profile}")
+        if key in _OFFER_FIELDS:
+            raise InvalidReviewDecision(f"{key} is an offer field of the listing, not a fact of the item")
+        if key in _ITEM_COLUMNS and not (isinstance(value, str) and value):
+            raise InvariantViolation("INV-02", f"{key}: {value!r} is not a {definition.value_type}")
         values[key] = value
         units[key] = definition.unit
         versions[key] = definition.version
