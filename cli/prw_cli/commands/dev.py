@@ -220,8 +220,10 @@ def dev(
         ),
     ] = 8084,
 ) -> None:
-    """Serve the intake, product and admin APIs (with a development identity provider for operator login, unless
-    PRW_OPERATOR_OIDC__ISSUER names one) and run the Dagster webserver and daemon on the same database."""
+    """Serve the intake, product and admin APIs and run the Dagster webserver and daemon on the same database.
+
+    Operators log in to the admin API at a development identity provider served on loopback, unless
+    PRW_OPERATOR_OIDC__ISSUER names an issuer."""
     from prw_cli.settings import load_settings
 
     settings = load_settings()

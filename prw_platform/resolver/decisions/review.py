@@ -25,10 +25,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final, Literal
 
-from psycopg.rows import dict_row
-
-from prw_platform.db.database import Connection, Database
+from prw_platform.db.database import Database
 from prw_platform.plugins.types import AttributeDefinition, NormalizedAttribute
+from prw_platform.resolver.decisions import cases
 from prw_platform.resolver.decisions.commands import DecideCase, ItemFacts
 from prw_platform.resolver.decisions.errors import CaseNotFound, DecisionError, InvariantViolation
 
@@ -97,19 +96,12 @@ class CaseContent:
 
 
 def read_case(db: Database, tenant_id: str, case_id: str) -> CaseContent:
-    def read(conn: Connection) -> CaseContent | None:
-        with conn.cursor(row_factory=dict_row) as cur:
-            row = cur.execute(
-                """SELECT case_id, catalog_id, kind, status, revision, capture_id, listing_id, candidates, evidence
-                   FROM resolver.review_case WHERE tenant_id = %s AND case_id = %s""",
-                (tenant_id, case_id),
-            ).fetchone()
-        return CaseContent(**row) if row else None
-
-    case = db.run(read, tenant_id=tenant_id, read_only=True)
-    if case is None:
+    row = db.run(
+        lambda conn: cases.case_content(conn, tenant_id, case_id), tenant_id=tenant_id, read_only=True
+    )
+    if row is None:
         raise CaseNotFound(f"no review case {case_id}")
-    return case
+    return CaseContent(**row)
 
 
 def to_command(

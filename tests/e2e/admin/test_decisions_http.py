@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from prw_platform.db.database import Database
 from tests.e2e.admin.conftest import OTHER_TENANT, TENANT, Cases, Operator
 
 Login = Callable[[str], Operator]
@@ -344,3 +345,29 @@ def test_many_reviewers_on_one_stream_commit_contiguous_positions_in_position_or
         )
     )
     assert positions == list(range(first_new, first_new + len(positions)))
+
+
+def test_a_stream_held_past_the_api_timeout_is_503_unavailable_then_the_same_key_decides(
+    login: Login, cases: Cases, owner: Database
+) -> None:
+    """503 UNAVAILABLE (retry with the same Idempotency-Key): a delayed writer holds the stream cursor (AW-01: "A
+    delayed writer blocks later commits in this stream") longer than the API's statement timeout. The refused
+    attempt writes nothing; the retry with the same key, once the stream is free, decides."""
+    case = cases.open()
+    rita = login("rita")
+    body = _body(case, action="map_to", map_to=cases.item())
+    before = cases.written()
+
+    with owner.transaction() as conn:
+        conn.execute(
+            "SELECT committed_position FROM resolver.stream_cursor WHERE tenant_id = %s FOR UPDATE", (TENANT,)
+        )
+        refused = rita.decide(body, key="held-stream-1")
+        _error(refused, 503, "UNAVAILABLE")
+        assert refused.json()["error"]["retryable"] is True
+        assert refused.headers["retry-after"]
+        assert cases.written() == before
+
+    retried = rita.decide(body, key="held-stream-1")
+    assert retried.status_code == 201, retried.text
+    assert retried.json()["case_revision"] == case["revision"] + 1
