@@ -19,6 +19,7 @@ from functools import cached_property
 from types import TracebackType
 
 from prw_platform.auth import CollectorAuthService, CollectorClients, TokenSettings
+from prw_platform.auth.operators import OperatorSessions
 from prw_platform.clock import Clock, utc_now
 from prw_platform.config import Settings
 from prw_platform.db import roles
@@ -41,6 +42,7 @@ from prw_platform.resolver.intake import (
     PendingJobSweeper,
     QueueJobEnqueuer,
     control_plane_epochs,
+    receipts,
 )
 from prw_platform.resolver.intake.fleet import FleetPolicy
 from prw_platform.resolver.intake.workers import CollectorService, WorkerPolicy
@@ -206,6 +208,17 @@ class Platform:
         )
 
     @cached_property
+    def operator_sessions(self) -> OperatorSessions:
+        """if_operator_session: the admin origin's server-side sessions (resolver_app, API timeouts)."""
+        oidc = self.settings.operator_oidc
+        return OperatorSessions(
+            self.resolver_api_db,
+            idle=timedelta(seconds=oidc.session_idle_seconds),
+            absolute=timedelta(seconds=oidc.session_absolute_seconds),
+            clock=self.clock,
+        )
+
+    @cached_property
     def clients(self) -> CollectorClients:
         """Provisioning and revocation of collector clients (an operator action)."""
         return CollectorClients(self.resolver_db, clock=self.clock)
@@ -233,7 +246,16 @@ class Platform:
     @cached_property
     def decisions(self) -> DecisionService:
         """AW-01 for callers with a command and a catalog (reviewer decisions)."""
-        return DecisionService(self.resolver_db, self.streams, clock=self.clock)
+        return DecisionService(
+            self.resolver_api_db,
+            self.streams,
+            lambda pin: self.registry.profile(pin).definitions,
+            # if_receipt_get: the capture's receipt moves in_review -> accepted with the human decision.
+            case_decided=lambda conn, tenant, capture, now: receipts.record_decision(
+                conn, tenant, capture, review=False, now=now
+            ),
+            clock=self.clock,
+        )
 
     @cached_property
     def relay(self) -> Relay:

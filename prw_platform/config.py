@@ -30,6 +30,47 @@ class SqsSettings(BaseModel):
     queue_prefix: str = "prw-"
 
 
+class DevUser(BaseModel):
+    """A user of the development identity provider (``prw dev``): no password, roles per tenant."""
+
+    subject: str
+    name: str
+    email: str | None = None
+    #: {"ten_primary": "reviewer"}: viewer, reviewer or operator_admin per tenant.
+    tenants: dict[str, str] = Field(default_factory=dict)
+
+
+def _default_dev_users() -> list[DevUser]:
+    return [
+        DevUser(subject="ada", name="Ada Admin", tenants={"ten_primary": "operator_admin"}),
+        DevUser(subject="rita", name="Rita Reviewer", tenants={"ten_primary": "reviewer"}),
+        DevUser(subject="vic", name="Vic Viewer", tenants={"ten_primary": "viewer"}),
+    ]
+
+
+class OperatorOidcSettings(BaseModel):
+    """if_operator_session: the admin origin is an OIDC relying party (authorization code + PKCE)."""
+
+    #: The issuer (its ``/.well-known/openid-configuration`` is read). None: ``prw dev`` serves the development
+    #: identity provider and fills this in; ``prw serve admin`` refuses to start without one.
+    issuer: str | None = None
+    client_id: str = "prw-admin"
+    client_secret: SecretStr | None = None
+    #: The ID token claim holding the roles per tenant (``{"ten_primary": "reviewer"}``).
+    memberships_claim: str = "prw_tenants"
+    scopes: str = "openid profile email"
+    #: if_operator_session Timeouts: "Session idle 30 min, absolute 12 h".
+    session_idle_seconds: int = Field(default=1800, ge=1)
+    session_absolute_seconds: int = Field(default=43_200, ge=1)
+
+
+class DevIdpSettings(BaseModel):
+    """The development identity provider of ``prw dev`` (offline; never for production)."""
+
+    users: list[DevUser] = Field(default_factory=_default_dev_users)
+    client_id: str = "prw-admin"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PRW_", env_nested_delimiter="__", extra="ignore")
 
@@ -83,6 +124,11 @@ class Settings(BaseSettings):
     collector_failing_after: int = Field(default=3, ge=0)
     #: The ``collector_fleet`` asset check fails when an instance with grants has been silent or failing longer.
     collector_alert_after_seconds: int = Field(default=900, ge=0)
+
+    #: The admin origin's operator login (``PRW_OPERATOR_OIDC__ISSUER``, ...).
+    operator_oidc: OperatorOidcSettings = Field(default_factory=OperatorOidcSettings)
+    #: ``PRW_DEV_IDP__USERS='[{"subject": "ada", "name": "Ada", "tenants": {"ten_primary": "operator_admin"}}]'``.
+    dev_idp: DevIdpSettings = Field(default_factory=DevIdpSettings)
 
     @property
     def object_store_root(self) -> Path:

@@ -13,6 +13,8 @@ from prw_platform.auth.errors import (
     MissingScope,
     OAuthError,
 )
+from prw_platform.auth.operators import CsrfRejected, Forbidden, SessionExpired
+from prw_platform.auth.operators import TenantScopeDenied as OperatorTenantScopeDenied
 from prw_platform.db.errors import (
     AmbiguousCommit,
     DatabaseError,
@@ -23,6 +25,13 @@ from prw_platform.db.errors import (
 from prw_platform.plugins import PluginError
 from prw_platform.product.errors import InvalidQuery
 from prw_platform.resolver.catalogs import SourceCatalogConflict, StreamNotProvisioned
+from prw_platform.resolver.decisions import (
+    CaseNotFound,
+    DecisionError,
+    InvalidReviewDecision,
+    InvariantViolation,
+    StaleCaseRevision,
+)
 from prw_platform.resolver.intake.errors import (
     ArtifactTooLarge,
     IntakeError,
@@ -36,20 +45,29 @@ __all__ = [
     "AmbiguousCommit",
     "ArtifactTooLarge",
     "AuthError",
+    "CaseNotFound",
     "ClientProvisioningError",
     "CredentialRevoked",
+    "CsrfRejected",
     "DatabaseError",
     "DatabaseUnavailable",
+    "DecisionError",
+    "Forbidden",
     "InsufficientPrivilege",
     "IntakeError",
     "IntakeUnavailable",
     "InvalidData",
     "InvalidQuery",
+    "InvalidReviewDecision",
     "InvalidToken",
+    "InvariantViolation",
     "MissingScope",
     "OAuthError",
+    "OperatorTenantScopeDenied",
     "PluginError",
+    "SessionExpired",
     "SourceCatalogConflict",
+    "StaleCaseRevision",
     "StorageError",
     "StorageUnavailable",
     "StreamNotProvisioned",

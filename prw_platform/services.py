@@ -10,6 +10,15 @@ from prw_platform.auth import (
     CollectorPrincipal,
     ProvisionedClient,
 )
+from prw_platform.auth.operators import (
+    ROLES,
+    Access,
+    OpenedSession,
+    OperatorIdentity,
+    OperatorSession,
+    OperatorSessions,
+    Role,
+)
 from prw_platform.auth.scopes import COLLECTOR_SCOPES
 from prw_platform.auth.tokens import IssuedToken
 from prw_platform.product.catalog import DEFAULT_CATALOG_ID, DEFAULT_TENANT_ID, PublicCatalog
@@ -25,7 +34,13 @@ from prw_platform.product.queries import (
 )
 from prw_platform.provisioning import CatalogProvisioning, CatalogSpec, ProvisionedCatalog, SourceSpec
 from prw_platform.reports import OperatorReports
-from prw_platform.resolver.decisions import DecisionService
+from prw_platform.resolver.decisions import (
+    REVIEW_ACTIONS,
+    DecisionResult,
+    DecisionService,
+    ReviewAction,
+    ReviewDecision,
+)
 from prw_platform.resolver.intake import (
     CaptureSubmission,
     Egress,
@@ -55,6 +70,9 @@ __all__ = [
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_TENANT_ID",
     "MAX_PAGE_SIZE",
+    "REVIEW_ACTIONS",
+    "ROLES",
+    "Access",
     "CaptureSubmission",
     "CatalogProvisioning",
     "CatalogSpec",
@@ -63,6 +81,7 @@ __all__ = [
     "CollectorClients",
     "CollectorPrincipal",
     "CollectorService",
+    "DecisionResult",
     "DecisionService",
     "Egress",
     "ExecutionRegion",
@@ -74,7 +93,11 @@ __all__ = [
     "ItemPage",
     "Lease",
     "LeaseState",
+    "OpenedSession",
+    "OperatorIdentity",
     "OperatorReports",
+    "OperatorSession",
+    "OperatorSessions",
     "PendingJobSweeper",
     "ProductApply",
     "ProvisionedCatalog",
@@ -87,6 +110,9 @@ __all__ = [
     "Registration",
     "Relay",
     "ResolutionConsumer",
+    "ReviewAction",
+    "ReviewDecision",
+    "Role",
     "RunReport",
     "SourceSpec",
     "TenantReceipt",

@@ -6,6 +6,8 @@ from __future__ import annotations
 from fastapi import FastAPI
 from starlette.types import Lifespan
 
+from prw_api.admin.app import create_app as create_admin_app
+from prw_api.admin.oidc import OidcRelyingParty
 from prw_api.intake.app import create_app as create_intake_app
 from prw_api.product.app import create_app as create_product_app
 from prw_platform.bootstrap import Platform
@@ -29,4 +31,16 @@ def product_app(
     ``PRW_PRODUCT_TENANT_ID`` / ``PRW_PRODUCT_CATALOG_ID``)."""
     return create_product_app(
         platform.settings, platform.public_catalog(tenant_id, catalog_id), lifespan=lifespan
+    )
+
+
+def admin_app(platform: Platform, *, lifespan: Lifespan[FastAPI] | None = None) -> FastAPI:
+    """The admin origin: ``Platform.operator_sessions`` and ``Platform.decisions``, logging operators in at
+    ``PRW_OPERATOR_OIDC__ISSUER`` (``prw dev``: its development identity provider)."""
+    return create_admin_app(
+        platform.settings,
+        platform.operator_sessions,
+        platform.decisions,
+        OidcRelyingParty(platform.settings.operator_oidc),
+        lifespan=lifespan,
     )

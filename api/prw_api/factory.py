@@ -29,7 +29,11 @@ from prw_platform.config import Settings
 SERVED_BY_HEADER = "X-Served-By"
 
 #: ``prw serve <app>``: the factory of each app, as uvicorn imports it in every worker.
-FACTORIES = {"intake": "prw_api.factory:intake_app", "product": "prw_api.factory:product_app"}
+FACTORIES = {
+    "intake": "prw_api.factory:intake_app",
+    "product": "prw_api.factory:product_app",
+    "admin": "prw_api.factory:admin_app",
+}
 
 
 def intake_app() -> FastAPI:
@@ -40,6 +44,11 @@ def intake_app() -> FastAPI:
 def product_app() -> FastAPI:
     """The product origin of this worker process, bound to ``PRW_PRODUCT_TENANT_ID`` / ``PRW_PRODUCT_CATALOG_ID``."""
     return _served(lambda platform, lifespan: compose.product_app(platform, lifespan=lifespan))
+
+
+def admin_app() -> FastAPI:
+    """The admin origin of this worker process (operators log in at ``PRW_OPERATOR_OIDC__ISSUER``)."""
+    return _served(lambda platform, lifespan: compose.admin_app(platform, lifespan=lifespan))
 
 
 def _served(build: Callable[[Platform, Any], FastAPI]) -> FastAPI:

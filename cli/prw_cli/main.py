@@ -19,7 +19,7 @@ class PrwCommands(LazyGroup):
         LazyCommand(
             "dev",
             "prw_cli.commands.dev:dev",
-            "Serve the intake and product APIs and run the Dagster webserver and daemon on the same database.",
+            "Serve the intake, product and admin APIs and run the Dagster webserver and daemon on the same database.",
         ),
         LazyCommand(
             "serve",

@@ -27,6 +27,8 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         # Collector OAuth clients.
         "resolver.collector_client": "prw_platform.auth.clients",
         "resolver.collector_client_source": "prw_platform.auth.clients",
+        # Operator sessions of the admin origin (if_operator_session).
+        "resolver.operator_session": "prw_platform.auth.operators",
         # Intake (AW-02).
         "resolver.artifact": "prw_platform.resolver.intake.artifacts",
         "resolver.artifact_upload": "prw_platform.resolver.intake.artifacts",

@@ -187,13 +187,18 @@ def _has_catalog(platform: Platform, tenant: str, catalog: str) -> bool:
     return any(s.tenant_id == tenant and s.catalog_id == catalog for s in platform.reports.stream_statuses())
 
 
-def _urls_table(intake: str, product: str, dagster: str, tenant: str, catalog: str) -> Table:
+def _urls_table(
+    intake: str, product: str, dagster: str, tenant: str, catalog: str, admin: str, idp: str | None
+) -> Table:
     table = Table(title="prw dev", title_justify="left")
     table.add_column("what")
     table.add_column("URL")
     table.add_row("intake API (collectors)", f"{intake}/docs")
     table.add_row(f"product API ({tenant}/{catalog})", f"{product}/v1/items")
     table.add_row("Dagster UI (runs, sensors, assets, checks)", dagster)
+    table.add_row("admin API (operators: log in here)", f"{admin}/auth/login")
+    if idp is not None:
+        table.add_row("development identity provider (users from PRW_DEV_IDP__USERS)", idp)
     return table
 
 
@@ -205,27 +210,53 @@ def dev(
     ] = 3000,
     tenant: Annotated[str, typer.Option(help="Tenant the product API serves.")] = TENANT,
     catalog: Annotated[str, typer.Option(help="Catalog the product API serves.")] = CATALOG,
+    admin_port: Annotated[int, typer.Option(min=1, max=65535, help="Port of the admin API.")] = 8083,
+    idp_port: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=65535,
+            help="Port of the development identity provider (only without PRW_OPERATOR_OIDC__ISSUER).",
+        ),
+    ] = 8084,
 ) -> None:
-    """Serve the intake and product APIs and run the Dagster webserver and daemon on the same database."""
-    problems = port_problems(
-        {"intake API": intake_port, "product API": product_port, "Dagster webserver": dagster_port}
-    )
+    """Serve the intake, product and admin APIs and run the Dagster webserver and daemon on the same database.
+
+    Operators log in to the admin API at a development identity provider served on loopback, unless
+    PRW_OPERATOR_OIDC__ISSUER names an issuer."""
+    from prw_cli.settings import load_settings
+
+    settings = load_settings()
+    dev_idp = settings.operator_oidc.issuer is None
+    wanted = {
+        "intake API": intake_port,
+        "product API": product_port,
+        "Dagster webserver": dagster_port,
+        "admin API": admin_port,
+    }
+    if dev_idp:
+        wanted["development identity provider"] = idp_port
+    problems = port_problems(wanted)
     if problems:
         for problem in problems:
             err_console.print(f"[red]{problem}[/red]", soft_wrap=True)
         err_console.print(
-            "prw dev started nothing: free the port, or choose another with --intake-port, --product-port or"
-            " --dagster-port",
+            "prw dev started nothing: free the port, or choose another with --intake-port, --product-port,"
+            " --dagster-port, --admin-port or --idp-port",
             soft_wrap=True,
         )
         raise typer.Exit(1)
 
     from prw_api import compose
-    from prw_cli.settings import load_settings
+    from prw_api.devidp import create_dev_idp
     from prw_orchestration.instance import prepare_instance
     from prw_platform.bootstrap import bootstrap
 
-    settings = load_settings()
+    idp_url = f"http://{HOST}:{idp_port}" if dev_idp else None
+    if idp_url is not None:
+        # The admin origin logs operators in at the development identity provider served below.
+        oidc = settings.operator_oidc.model_copy(update={"issuer": idp_url})
+        settings = settings.model_copy(update={"operator_oidc": oidc})
     with console.status("starting and migrating the database", spinner="dots"):
         platform = bootstrap(settings, migrate=True)
     with platform, ExitStack() as stack:
@@ -238,6 +269,9 @@ def dev(
         product_app = compose.product_app(platform, tenant, catalog)
         intake = _serve(stack, intake_app, intake_port, "intake API")
         product = _serve(stack, product_app, product_port, "product API")
+        if dev_idp:
+            _serve(stack, create_dev_idp(settings.dev_idp), idp_port, "development identity provider")
+        admin = _serve(stack, compose.admin_app(platform), admin_port, "admin API")
         home = prepare_instance(settings)
         # Not $DAGSTER_HOME/logs: Dagster's telemetry owns that folder and empties it.
         log_dir = settings.data_dir.resolve() / "logs"
@@ -246,7 +280,7 @@ def dev(
             children(dagster_commands(dagster_port), child_environment(settings, home), log_dir)
         )
         dagster_url = f"http://{HOST}:{dagster_port}"
-        console.print(_urls_table(intake.url, product.url, dagster_url, tenant, catalog))
+        console.print(_urls_table(intake.url, product.url, dagster_url, tenant, catalog, admin.url, idp_url))
         console.print(
             f"DAGSTER_HOME={home} (webserver and daemon logs in {log_dir}); Ctrl-C stops everything",
             soft_wrap=True,

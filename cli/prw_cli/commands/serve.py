@@ -31,17 +31,19 @@ console = Console(highlight=False)
 class Origin(StrEnum):
     intake = "intake"
     product = "product"
+    admin = "admin"
 
 
-DEFAULT_PORTS = {Origin.intake: 8081, Origin.product: 8082}
+DEFAULT_PORTS = {Origin.intake: 8081, Origin.product: 8082, Origin.admin: 8083}
 
 
 def serve(
     app: Annotated[
         Origin,
         typer.Argument(
-            help="The origin to serve: intake (collectors) or product (the public catalog of"
-            " PRW_PRODUCT_TENANT_ID / PRW_PRODUCT_CATALOG_ID).",
+            help="The origin to serve: intake (collectors), product (the public catalog of"
+            " PRW_PRODUCT_TENANT_ID / PRW_PRODUCT_CATALOG_ID) or admin (operators; needs"
+            " PRW_OPERATOR_OIDC__ISSUER).",
             show_choices=True,
         ),
     ],
@@ -51,7 +53,9 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0: every interface).")] = "127.0.0.1",
     port: Annotated[
         int | None,
-        typer.Option(min=1, max=65535, help="Port to listen on (default: intake 8081, product 8082)."),
+        typer.Option(
+            min=1, max=65535, help="Port to listen on (default: intake 8081, product 8082, admin 8083)."
+        ),
     ] = None,
     graceful_timeout: Annotated[
         int,
@@ -80,6 +84,13 @@ def serve(
     from prw_api.factory import FACTORIES, log_config
 
     settings = load_settings()
+    if app is Origin.admin and not settings.operator_oidc.issuer:
+        console.print(
+            "prw serve admin needs an OIDC issuer for operator login: set PRW_OPERATOR_OIDC__ISSUER"
+            " (`prw dev` serves a development identity provider instead)",
+            soft_wrap=True,
+        )
+        raise typer.Exit(2)
     # The workers inherit this environment: the same data dir (absolute, whatever their working directory), so
     # the same embedded server, object store and token signing key.
     os.environ["PRW_DATA_DIR"] = str(settings.data_dir.resolve())

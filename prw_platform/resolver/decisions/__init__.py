@@ -32,6 +32,12 @@ from prw_platform.resolver.decisions.errors import (
 )
 from prw_platform.resolver.decisions.identity import AmbiguousIdentity, ItemMatch, find_item_by_identifiers
 from prw_platform.resolver.decisions.records import DecisionRecord, find_decision_by_key, get_decision
+from prw_platform.resolver.decisions.review import (
+    REVIEW_ACTIONS,
+    InvalidReviewDecision,
+    ReviewAction,
+    ReviewDecision,
+)
 from prw_platform.resolver.decisions.service import (
     DecisionService,
     StreamLocator,
@@ -40,6 +46,7 @@ from prw_platform.resolver.decisions.service import (
 )
 
 __all__ = [
+    "REVIEW_ACTIONS",
     "AmbiguousIdentity",
     "Candidate",
     "CaseNotFound",
@@ -55,6 +62,7 @@ __all__ = [
     "HistoryEpochFenced",
     "IdempotencyConflict",
     "IdentifierConflict",
+    "InvalidReviewDecision",
     "InvariantViolation",
     "ItemExists",
     "ItemFacts",
@@ -62,6 +70,8 @@ __all__ = [
     "ListingObservation",
     "MapListing",
     "OpenReviewCase",
+    "ReviewAction",
+    "ReviewDecision",
     "SourceNotInCatalog",
     "StaleCaseRevision",
     "StreamLocator",

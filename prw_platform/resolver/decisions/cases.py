@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from psycopg.rows import class_row
+from psycopg.rows import class_row, dict_row
 from psycopg.types.json import Jsonb
 
 from prw_platform.db.database import Connection
@@ -64,6 +64,16 @@ def open_case(
             now,
         ),
     )
+
+
+def case_content(conn: Connection, tenant_id: str, case_id: str) -> dict[str, Any] | None:
+    """What a rule wrote when it opened the case (candidates and evidence never change), with its current state."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            """SELECT case_id, catalog_id, kind, status, revision, capture_id, listing_id, candidates, evidence
+               FROM resolver.review_case WHERE tenant_id = %s AND case_id = %s""",
+            (tenant_id, case_id),
+        ).fetchone()
 
 
 def take_case_revision(conn: Connection, tenant_id: str, case_id: str, expected_revision: int) -> ReviewCase:

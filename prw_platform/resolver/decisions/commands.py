@@ -158,6 +158,12 @@ class DecideCase:
     item: ItemFacts | None = None
     idempotency_key: str | None = None
     evidence: tuple[str, ...] = ()
+    #: if_review_decision's own action (accept, correct, create_item, map_to, reject), recorded with the decision.
+    review_action: str | None = None
+    #: ``create_item.family``: recorded with the decision (items have no family column yet).
+    family: str | None = None
+    #: ``corrections`` as the reviewer gave them, recorded with the decision.
+    corrections: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         _check_actor(self.actor, automatic=False)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -41,6 +41,7 @@ from prw_platform.resolver.decisions.commands import (
 from prw_platform.resolver.decisions.errors import (
     CaseNotFound,
     IdempotencyConflict,
+    InvariantViolation,
     ItemExists,
     SourceNotInCatalog,
 )
@@ -53,28 +54,74 @@ from prw_platform.resolver.decisions.records import (
     new_decision_id,
     request_fingerprint,
 )
+from prw_platform.resolver.decisions.review import (
+    ProfileDefinitions,
+    ReviewDecision,
+    read_case,
+    to_command,
+)
 from prw_platform.resolver.decisions.stream import append_events, lock_cursor
 
 Definitions = Mapping[str, AttributeDefinition]
 #: (tenant_id, catalog_id) -> the stream decisions write to now (the catalog at its current history epoch).
 StreamLocator = Callable[[str, str], StreamRef]
+#: (conn, tenant_id, capture_id, now): a human decision on the capture's case committed, in its transaction
+#: (the composition root binds intake's receipts: in_review -> accepted; intake imports this package).
+CaseDecided = Callable[[Connection, str, str, datetime], None]
 
 
 class DecisionService:
     """AW-01 for callers that know a (tenant, catalog), not its stream: the composition root binds the resolver
     database, the stream locator (the control plane's current history epoch) and the platform's clock."""
 
-    def __init__(self, db: Database, streams: StreamLocator, *, clock: Clock = utc_now) -> None:
+    def __init__(
+        self,
+        db: Database,
+        streams: StreamLocator,
+        profiles: ProfileDefinitions,
+        *,
+        case_decided: CaseDecided | None = None,
+        clock: Clock = utc_now,
+    ) -> None:
         self._db = db
         self.streams = streams
+        self._profiles = profiles
+        self._case_decided = case_decided
         self._clock = clock
 
     def decide(
         self, cmd: Command, tenant_id: str, catalog_id: str, *, definitions: Definitions | None = None
     ) -> DecisionResult:
-        """One decision in its own READ COMMITTED transaction on the catalog's current stream."""
+        """One decision in its own READ COMMITTED transaction on the catalog's current stream. A reviewer's new
+        item is always checked against its profile's definitions (INV-02), passed or not."""
+        if definitions is None and isinstance(cmd, DecideCase) and cmd.item is not None:
+            definitions = self._definitions(cmd.item.profile)
         stream = self.streams(tenant_id, catalog_id)
         return decide(cmd, self._db, stream, clock=self._clock, definitions=definitions)
+
+    def decide_review(self, request: ReviewDecision, tenant_id: str) -> DecisionResult:
+        """if_review_decision: a human decision on a review case of ``tenant_id`` (AW-01 in one transaction). Once
+        it commits, the capture's receipt moves from in_review to accepted in the same transaction."""
+        case = read_case(self._db, tenant_id, request.case_id)
+        cmd, definitions = to_command(request, case, self._definitions)
+        if cmd.idempotency_key is not None:
+            # Keys are the caller's: two operators may pick the same one.
+            cmd = replace(cmd, idempotency_key=f"{request.actor}:{cmd.idempotency_key}")
+        stream = self.streams(tenant_id, case.catalog_id)
+
+        def work(conn: Connection) -> DecisionResult:
+            result = apply_decision(conn, cmd, stream, clock=self._clock, definitions=definitions)
+            if not result.replayed and self._case_decided is not None:
+                self._case_decided(conn, tenant_id, case.capture_id, self._clock())
+            return result
+
+        return _run(self._db, cmd, stream, work)
+
+    def _definitions(self, pin: str) -> Definitions:
+        try:
+            return self._profiles(pin)
+        except Exception as error:  # the registry's UNKNOWN_PROFILE_VERSION
+            raise InvariantViolation("INV-02", f"profile {pin} is not installed: {error}") from error
 
 
 @dataclass
@@ -111,6 +158,14 @@ def decide(
 ) -> DecisionResult:
     """Run one decision in its own transaction. After an ambiguous commit the idempotency key (if any) tells
     whether the first attempt committed (if_db: never retry after an ambiguous commit without a check)."""
+    return _run(
+        db, cmd, stream, lambda conn: apply_decision(conn, cmd, stream, clock=clock, definitions=definitions)
+    )
+
+
+def _run(
+    db: Database, cmd: Command, stream: StreamRef, work: Callable[[Connection], DecisionResult]
+) -> DecisionResult:
     key = cmd.idempotency_key
     verify: Callable[[Connection], DecisionResult | None] | None = None
     if key is not None:
@@ -119,11 +174,7 @@ def decide(
             found = find_decision_by_key(conn, stream.tenant_id, key)
             return found.result(replayed=False) if found else None
 
-    return db.run(
-        lambda conn: apply_decision(conn, cmd, stream, clock=clock, definitions=definitions),
-        tenant_id=stream.tenant_id,
-        verify_commit=verify,
-    )
+    return db.run(work, tenant_id=stream.tenant_id, verify_commit=verify)
 
 
 def apply_decision(
@@ -248,6 +299,12 @@ def _plan_case_decision(
     plan = _Plan(action="dismiss_case", listing=listing, case=case)
     plan.evidence = tuple(dict.fromkeys((*cmd.evidence, case.capture_id)))
     plan.details = {"decision": cmd.action}
+    if cmd.review_action:
+        plan.details["review_action"] = cmd.review_action
+    if cmd.family:
+        plan.details["family"] = cmd.family
+    if cmd.corrections:
+        plan.details["corrections"] = dict(cmd.corrections)
     plan.prior_decisions = (case.opened_by,)
     if cmd.action == "dismiss":
         plan.case_status = cases.DISMISSED

@@ -49,8 +49,8 @@ def _free_ports(n: int) -> list[int]:
 
 @pytest.fixture
 def ports() -> dict[str, int]:
-    intake, product, dagster = _free_ports(3)
-    return {"intake": intake, "product": product, "dagster": dagster}
+    intake, product, dagster, admin, idp = _free_ports(5)
+    return {"intake": intake, "product": product, "dagster": dagster, "admin": admin, "idp": idp}
 
 
 def _args(ports: dict[str, int]) -> list[str]:
@@ -62,6 +62,10 @@ def _args(ports: dict[str, int]) -> list[str]:
         str(ports["product"]),
         "--dagster-port",
         str(ports["dagster"]),
+        "--admin-port",
+        str(ports["admin"]),
+        "--idp-port",
+        str(ports["idp"]),
     ]
 
 
@@ -94,6 +98,15 @@ def test_dev_serves_both_apis_and_dagster_and_ctrl_c_stops_every_child(
         assert len(items.json()["items"]) == 5  # the same database the demo wrote
         assert httpx.get(f"{intake}/openapi.json", timeout=5).status_code == 200
         assert httpx.get(f"{intake}/docs", timeout=5).status_code == 200
+        # The admin origin logs an operator in through the development identity provider (issue 8).
+        admin = f"http://127.0.0.1:{ports['admin']}"
+        assert f"{admin}/auth/login" in dev.output
+        with httpx.Client(base_url=admin, follow_redirects=True, timeout=10) as operator:
+            logged_in = operator.get("/auth/login", params={"login_hint": "rita", "return_to": "/v1/session"})
+            assert logged_in.status_code == 200, logged_in.text
+            session = operator.get("/v1/session").json()
+        assert session["subject"] == "rita"
+        assert session["memberships"] == {"ten_primary": "reviewer"}
 
         # The webserver and the daemon, each with the code server it started.
         started = descendants(dev.process.pid)

@@ -1,0 +1,112 @@
+"""The admin origin (seed 003: "Resolver admin API"): operator login and sessions (if_operator_session) and the
+human decision route (if_review_decision). A server-rendered console on the same origin uses the same session
+cookie and CSRF token."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from starlette.types import Lifespan
+
+from prw_api import health
+from prw_api.admin.oidc import IssuerUnavailable, LoginFailed, OidcRelyingParty
+from prw_api.admin.routes import auth
+from prw_api.admin.routes import decisions as decision_routes
+from prw_api.errors import ApiError, from_core_error, install_error_handlers, internal_error, render
+from prw_api.middleware import install_input_hardening
+from prw_platform.config import Settings
+from prw_platform.errors import (
+    AmbiguousCommit,
+    CaseNotFound,
+    DatabaseError,
+    DatabaseUnavailable,
+    DecisionError,
+    InvalidReviewDecision,
+    StreamNotProvisioned,
+)
+from prw_platform.services import DecisionService, OperatorSessions
+
+#: The admin origin's code of a request the platform refuses before the route runs.
+VALIDATION_FAILED = "VALIDATION_FAILED"
+#: if_review_decision: "503 UNAVAILABLE — retry. Same Idempotency-Key".
+UNAVAILABLE = "UNAVAILABLE"
+
+_DECISION_STATUS = {
+    "STALE_CASE_REVISION": 409,
+    "INVARIANT_VIOLATION": 409,
+    "IDEMPOTENCY_CONFLICT": 409,
+    "ITEM_EXISTS": 409,
+    "IDENTIFIER_CONFLICT": 409,
+    "SOURCE_NOT_IN_CATALOG": 409,
+    "STREAM_NOT_OPEN": 503,
+    "HISTORY_EPOCH_FENCED": 503,
+}
+
+
+def create_app(
+    settings: Settings,
+    sessions: OperatorSessions,
+    decisions: DecisionService,
+    oidc: OidcRelyingParty,
+    *,
+    lifespan: Lifespan[FastAPI] | None = None,
+) -> FastAPI:
+    """The services come from the composition root (``Platform.operator_sessions``, ``Platform.decisions``);
+    ``oidc`` is the relying party of ``settings.operator_oidc``'s issuer."""
+    app = FastAPI(
+        title="PRW admin",
+        summary="Operator login, review decisions (if_operator_session, if_review_decision, AW-01)",
+        version="1",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.sessions = sessions
+    app.state.decisions = decisions
+    app.state.oidc = oidc
+    app.state.ready = lambda: sessions.ready()
+    install_error_handlers(app, validation_code=VALIDATION_FAILED)
+    install_input_hardening(app, settings, validation_code=VALIDATION_FAILED)
+    _install_admin_errors(app)
+    for router in (health.router, auth.router, decision_routes.router):
+        app.include_router(router)
+    return app
+
+
+def decision_error(error: DecisionError) -> ApiError:
+    if isinstance(error, CaseNotFound):
+        return ApiError(404, "NOT_FOUND", str(error))
+    if isinstance(error, InvalidReviewDecision):
+        return ApiError(422, VALIDATION_FAILED, str(error))
+    status = _DECISION_STATUS.get(error.code, 409)
+    if status == 503:
+        return ApiError(503, UNAVAILABLE, str(error), retryable=True)
+    return ApiError(status, error.code, str(error), retryable=error.retryable)
+
+
+def _install_admin_errors(app: FastAPI) -> None:
+    async def on_decision_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, DecisionError)
+        return render(request, decision_error(exc))
+
+    async def on_database_error(request: Request, exc: Exception) -> JSONResponse:
+        if isinstance(exc, DatabaseUnavailable | AmbiguousCommit):
+            return render(
+                request, ApiError(503, UNAVAILABLE, "the database is unavailable; retry", retryable=True)
+            )
+        error = from_core_error(exc, validation_code=VALIDATION_FAILED)
+        return internal_error(request.scope, exc) if error.status == 500 else render(request, error)
+
+    async def on_stream(request: Request, exc: Exception) -> JSONResponse:
+        return render(request, ApiError(503, UNAVAILABLE, str(exc), retryable=True))
+
+    async def on_login_failed(request: Request, exc: Exception) -> JSONResponse:
+        return render(request, ApiError(400, "LOGIN_FAILED", f"{exc}; start again at /auth/login"))
+
+    async def on_issuer_unavailable(request: Request, exc: Exception) -> JSONResponse:
+        return render(request, ApiError(503, UNAVAILABLE, str(exc), retryable=True))
+
+    app.add_exception_handler(DecisionError, on_decision_error)
+    app.add_exception_handler(DatabaseError, on_database_error)
+    app.add_exception_handler(StreamNotProvisioned, on_stream)
+    app.add_exception_handler(LoginFailed, on_login_failed)
+    app.add_exception_handler(IssuerUnavailable, on_issuer_unavailable)
