@@ -25,6 +25,8 @@ SWEEPER: Final = "sweeper"
 
 #: The relay publishes this many outbox rows per transaction.
 RELAY_BATCH: Final = 100
+#: The product consumer applies up to this many deliveries per receive round (one transaction per stream).
+APPLY_BATCH: Final = 100
 #: The sweeper re-enqueues at most this many pending jobs per transaction.
 SWEEP_BATCH: Final = 100
 
@@ -42,7 +44,7 @@ def _relay(platform: Platform, n: int) -> Batch:
 
 
 def _apply(platform: Platform, n: int) -> Batch:
-    report = platform.product_apply.run_batch(max_messages=min(n, MAX_MESSAGES_PER_RECEIVE))
+    report = platform.product_apply.run_batch(max_messages=n)
     return Batch(
         report.received,
         {
@@ -86,11 +88,12 @@ def default_stages() -> StageRegistry:
             ),
             Stage(
                 APPLY,
-                "Apply accepted changes to the product projection; ack after each commit (AW-04).",
+                "Apply accepted changes to the product projection, one transaction per stream; ack after commit"
+                " (AW-04).",
                 run_batch=_apply,
                 has_work=lambda p: p.product_apply.has_work(),
                 prepare=lambda p: p.product_apply,
-                batch_size=MAX_MESSAGES_PER_RECEIVE,
+                batch_size=APPLY_BATCH,
             ),
             Stage(
                 SWEEPER,
