@@ -45,19 +45,23 @@ def applied_revisions(
     found: dict[AggregateKey, int] = {AggregateKey(t, i): 0 for t, i in keys}
     if not keys:
         return found
+    # Index scans on the primary key (= ANY on both key columns), the exact pairs picked below: a join with
+    # unnest() was planned as a hash join over the whole table once the statement was prepared.
     rows = (
         conn.cursor(row_factory=class_row(_Revision))
         .execute(
-            """SELECT r.aggregate_type, r.aggregate_id, r.revision FROM product.applied_revision r
-               JOIN unnest(%s::text[], %s::text[]) AS k(aggregate_type, aggregate_id)
-                 ON r.aggregate_type = k.aggregate_type AND r.aggregate_id = k.aggregate_id
-               WHERE r.tenant_id = %s AND r.catalog_id = %s""",
-            ([t for t, _ in keys], [i for _, i in keys], scope.tenant_id, scope.catalog_id),
+            """SELECT aggregate_type, aggregate_id, revision FROM product.applied_revision
+               WHERE tenant_id = %s AND catalog_id = %s
+                 AND aggregate_type = ANY(%s::text[]) AND aggregate_id = ANY(%s::text[])
+               ORDER BY aggregate_type, aggregate_id""",
+            (scope.tenant_id, scope.catalog_id, sorted({t for t, _ in keys}), [i for _, i in keys]),
         )
         .fetchall()
     )
     for row in rows:
-        found[AggregateKey(row.aggregate_type, row.aggregate_id)] = row.revision
+        key = AggregateKey(row.aggregate_type, row.aggregate_id)
+        if key in found:
+            found[key] = row.revision
     return found
 
 
