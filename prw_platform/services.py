@@ -10,7 +10,7 @@ from prw_platform.auth import (
     CollectorPrincipal,
     ProvisionedClient,
 )
-from prw_platform.auth.scopes import COLLECTOR_SCOPES
+from prw_platform.auth.scopes import COLLECTOR_SCOPES, EXPORTS_READ, PRODUCT_SCOPES
 from prw_platform.auth.tokens import IssuedToken
 from prw_platform.product.catalog import DEFAULT_CATALOG_ID, DEFAULT_TENANT_ID, PublicCatalog
 from prw_platform.product.consumer.driver import ProductApply
@@ -26,6 +26,7 @@ from prw_platform.product.queries import (
 from prw_platform.provisioning import CatalogProvisioning, CatalogSpec, ProvisionedCatalog, SourceSpec
 from prw_platform.reports import OperatorReports
 from prw_platform.resolver.decisions import DecisionService
+from prw_platform.resolver.exports import MAX_EXPORT_LIMIT, ExportPage, ExportService
 from prw_platform.resolver.intake import (
     CaptureSubmission,
     Egress,
@@ -54,7 +55,10 @@ __all__ = [
     "DEFAULT_CATALOG_ID",
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_TENANT_ID",
+    "EXPORTS_READ",
+    "MAX_EXPORT_LIMIT",
     "MAX_PAGE_SIZE",
+    "PRODUCT_SCOPES",
     "CaptureSubmission",
     "CatalogProvisioning",
     "CatalogSpec",
@@ -66,6 +70,8 @@ __all__ = [
     "DecisionService",
     "Egress",
     "ExecutionRegion",
+    "ExportPage",
+    "ExportService",
     "Heartbeat",
     "HeartbeatAck",
     "IntakeService",

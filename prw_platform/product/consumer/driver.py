@@ -243,13 +243,34 @@ class ProductApply:
     """The product consumer service the stage runtime drives (AW-04): the consumer's end of the accepted-change
     queue, ``product_app``, and the platform's retry policy."""
 
-    def __init__(self, queue: Queue, product_db: Database, *, retry: RetryPolicy = DEFAULT_RETRY) -> None:
+    def __init__(
+        self,
+        queue: Queue,
+        product_db: Database,
+        *,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        on_dead_letter: Callable[[str, str], None] | None = None,
+    ) -> None:
         self.queue = queue
         self._db = product_db
         self._retry = retry
+        self._on_dead_letter = on_dead_letter
 
     def run_batch(self, max_messages: int = DEFAULT_BATCH) -> BatchReport:
-        return process_accepted_changes(self.queue, self._db, max_messages, retry=self._retry)
+        return process_accepted_changes(
+            self.queue, self._db, max_messages, retry=self._retry, on_dead_letter=self._dead_lettered
+        )
+
+    def _dead_lettered(self, message: Received, rejection: RejectedDelivery) -> None:
+        """if_accepted_change: "A DLQ entry [...] does not close a gap": the gap closer fetches the stream from
+        the export stream instead (when the envelope names one)."""
+        if self._on_dead_letter is None or isinstance(rejection, ScopeNotProjected):
+            return
+        body = message.body
+        if isinstance(body, dict):
+            tenant, catalog = body.get("tenant_id"), body.get("catalog_id")
+            if isinstance(tenant, str) and isinstance(catalog, str):
+                self._on_dead_letter(tenant, catalog)
 
     def has_work(self) -> bool:
         return self.queue.depth().visible > 0

@@ -292,3 +292,19 @@ def stream_backlog(conn: Connection, scope: ProjectedScope) -> StreamBacklog:
     )
     assert backlog is not None  # an aggregate without GROUP BY returns one row
     return backlog
+
+
+def gap_opened_at(conn: Connection, scope: ProjectedScope, contiguous: int) -> datetime | None:
+    """When the oldest delivery still waiting behind the stream's first gap arrived (None: no gap is open, or
+    only the tail may be missing). A gap is open while positions after the contiguous one are in the inbox,
+    parked or settled, and the next one is not."""
+    opened: datetime | None = (
+        conn.cursor(row_factory=scalar_row)
+        .execute(
+            """SELECT min(received_at) FROM product.inbox
+               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND position > %s""",
+            (scope.tenant_id, scope.catalog_id, scope.history_epoch, contiguous),
+        )
+        .fetchone()
+    )
+    return opened
