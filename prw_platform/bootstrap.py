@@ -314,6 +314,7 @@ class Platform:
                 failing_after=self.settings.collector_failing_after,
                 alert_after=timedelta(seconds=self.settings.collector_alert_after_seconds),
             ),
+            gap_alert_after=timedelta(seconds=self.settings.gap_alert_after_seconds),
         )
 
     @cached_property

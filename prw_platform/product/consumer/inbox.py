@@ -65,7 +65,7 @@ def known(
     commits meanwhile): a known event id is a duplicate; a known position under another id is INV-03's
     POSITION_CONFLICT."""
     # Two probes, each ORDER BY the column of its unique index: with statistics that lag a fast-growing inbox,
-    # an unordered probe was planned on inbox_by_outcome and filtered the whole stream (bench/bench_apply.py).
+    # an unordered probe was planned on a sibling index and filtered the whole stream (migration 0010).
     stream = {"tenant": scope.tenant_id, "catalog": scope.catalog_id, "epoch": scope.history_epoch}
     cursor = conn.cursor(row_factory=class_row(_InboxKey))
     rows = cursor.execute(
