@@ -86,7 +86,7 @@ class Settings(BaseSettings):
 
     #: Gap closure (issue 9): where the product consumer reads the resolver's export stream (the intake origin,
     #: e.g. ``http://127.0.0.1:8000``) and the product principal's client credentials (a client with scope
-    #: ``exports:read``, ``prw clients create-product``). Unset: gaps are reported, not closed.
+    #: ``exports:read``: ``prw clients create ... --scope exports:read`` without ``--source``). Unset: gaps are reported, not closed.
     exports_url: str | None = None
     exports_client_id: str | None = None
     exports_client_secret: SecretStr | None = None

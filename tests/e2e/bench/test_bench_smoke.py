@@ -77,3 +77,12 @@ def test_bench_cli_smoke_times_prw_beside_the_bare_interpreter() -> None:
         rf"^ratio prw --help / bare interpreter: {RATIO} ",
         rf"^ratio prw extract DIR / 3 separate runs of prw extract: {RATIO} ",
     )
+
+
+def test_bench_apply_smoke_relays_and_applies_a_shuffled_stream_without_divergence(pg_admin_url: str) -> None:
+    output = run_bench("bench_apply.py", "--database-url", pg_admin_url, "--drops", "0.01")
+    assert_lines(
+        output,
+        rf"^relay \+ apply, end to end\s+[\d,]+\s+[\d,]+\s+{RATIO}$",
+        r"^divergence from the serial state: 0 rows; contiguous position 2,000 of 2,000; parked 0$",
+    )
