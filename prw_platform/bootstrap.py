@@ -13,6 +13,7 @@ what it uses (``prw worker relay`` opens no product pool); a worker prepares its
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cached_property
@@ -30,11 +31,13 @@ from prw_platform.pipeline import default_stages
 from prw_platform.plugins import PluginRegistry, get_plugin_manager
 from prw_platform.product.catalog import PublicCatalog
 from prw_platform.product.consumer.driver import ProductApply
+from prw_platform.product.gaps import ExportSource, GapCloser, HttpExportSource
 from prw_platform.provisioning import CatalogProvisioning
 from prw_platform.queues import ACCEPTED_CHANGES, RESOLUTION_JOBS, Queue, build_queue
 from prw_platform.reports import OperatorReports
 from prw_platform.resolver.catalogs import current_stream
 from prw_platform.resolver.decisions import DecisionService, StreamRef
+from prw_platform.resolver.exports import ExportService
 from prw_platform.resolver.intake import (
     IntakeContext,
     IntakeService,
@@ -70,6 +73,7 @@ class Platform:
     wait_for_database: bool = True
     _databases: list[Database] = field(default_factory=list, repr=False)
     _catalogs: dict[tuple[str, str], PublicCatalog] = field(default_factory=dict, repr=False)
+    _closers: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     # -- Database pools, one per service role and timeout class (if_db). -----------------------------------------
     def _database(self, url: str, role: str | None, timeout_ms: int, name: str) -> Database:
@@ -218,6 +222,10 @@ class Platform:
             clock=self.clock,
         )
 
+    def exports(self) -> ExportService:
+        """The export stream for the product principal (GET /v1/exports/events): resolver_app, API timeouts."""
+        return ExportService(self.resolver_api_db)
+
     @cached_property
     def clients(self) -> CollectorClients:
         """Provisioning and revocation of collector clients (an operator action)."""
@@ -264,8 +272,43 @@ class Platform:
 
     @cached_property
     def product_apply(self) -> ProductApply:
-        """AW-04: the accepted-change queue into the product projection."""
-        return ProductApply(self.accepted_changes_in, self.product_db, retry=self.retry)
+        """AW-04: the accepted-change queue into the product projection. A dead-lettered delivery asks the gap
+        closer to fetch its stream at once."""
+        return ProductApply(
+            self.accepted_changes_in,
+            self.product_db,
+            retry=self.retry,
+            on_dead_letter=self.gap_closer.request,
+        )
+
+    @cached_property
+    def export_source(self) -> ExportSource | None:
+        """The resolver's export stream as the product principal (``PRW_EXPORTS_URL`` + client credentials);
+        None when not configured."""
+        settings = self.settings
+        if not (settings.exports_url and settings.exports_client_id and settings.exports_client_secret):
+            return None
+        source = HttpExportSource(
+            settings.exports_url,
+            settings.exports_client_id,
+            settings.exports_client_secret.get_secret_value(),
+        )
+        self._closers.append(source.close)
+        return source
+
+    @cached_property
+    def gap_closer(self) -> GapCloser:
+        """Gap closure (issue 9): due streams from the operator read model, fetched over HTTP, applied as
+        product_app. The source is looked up on first use, so ``prw worker apply`` builds no HTTP client."""
+        return GapCloser(
+            self.product_db,
+            source=None,
+            streams=lambda: self.reports.stream_progress(),
+            fetch_after=timedelta(seconds=self.settings.gap_fetch_after_seconds),
+            head_check=timedelta(seconds=self.settings.gap_head_check_seconds),
+            clock=self.clock,
+            source_factory=lambda: self.export_source,
+        )
 
     @cached_property
     def sweeper(self) -> PendingJobSweeper:
@@ -294,6 +337,7 @@ class Platform:
                 failing_after=self.settings.collector_failing_after,
                 alert_after=timedelta(seconds=self.settings.collector_alert_after_seconds),
             ),
+            gap_alert_after=timedelta(seconds=self.settings.gap_alert_after_seconds),
         )
 
     @cached_property
@@ -303,6 +347,8 @@ class Platform:
 
     # -- Lifecycle. -------------------------------------------------------------------------------------------
     def close(self) -> None:
+        while self._closers:
+            self._closers.pop()()
         while self._databases:
             self._databases.pop().close()
 

@@ -129,6 +129,20 @@ class Settings(BaseSettings):
     operator_oidc: OperatorOidcSettings = Field(default_factory=OperatorOidcSettings)
     #: ``PRW_DEV_IDP__USERS='[{"subject": "ada", "name": "Ada", "tenants": {"ten_primary": "operator_admin"}}]'``.
     dev_idp: DevIdpSettings = Field(default_factory=DevIdpSettings)
+    #: Gap closure (issue 9): where the product consumer reads the resolver's export stream (the intake origin,
+    #: e.g. ``http://127.0.0.1:8000``) and the product principal's client credentials (a client with scope
+    #: ``exports:read``: ``prw clients create ... --scope exports:read`` without ``--source``). Unset: gaps are reported, not closed.
+    exports_url: str | None = None
+    exports_client_id: str | None = None
+    exports_client_secret: SecretStr | None = None
+    #: A gap open this long (the oldest delivery waiting behind it arrived that long ago) is fetched from the
+    #: export stream; a dead-lettered delivery's stream is fetched at once.
+    gap_fetch_after_seconds: int = Field(default=30, ge=0)
+    #: A long-running consumer (``prw worker``) asks the resolver for each stream's head this often, so that a
+    #: lost delivery at the tail of a stream is fetched too.
+    gap_head_check_seconds: int = Field(default=300, ge=1)
+    #: The ``product_gaps`` asset check fails when a stream's gap has been open longer than this.
+    gap_alert_after_seconds: int = Field(default=600, ge=0)
 
     @property
     def object_store_root(self) -> Path:

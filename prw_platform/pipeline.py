@@ -22,9 +22,14 @@ RESOLUTION: Final = "resolution"
 RELAY: Final = "relay"
 APPLY: Final = "apply"
 SWEEPER: Final = "sweeper"
+GAPS: Final = "gaps"
 
 #: The relay publishes this many outbox rows per transaction.
 RELAY_BATCH: Final = 100
+#: The product consumer applies up to this many deliveries per receive round (one transaction per stream).
+APPLY_BATCH: Final = 100
+#: The gap closer closes at most this many streams per batch.
+GAP_STREAMS: Final = 10
 #: The sweeper re-enqueues at most this many pending jobs per transaction.
 SWEEP_BATCH: Final = 100
 
@@ -42,7 +47,7 @@ def _relay(platform: Platform, n: int) -> Batch:
 
 
 def _apply(platform: Platform, n: int) -> Batch:
-    report = platform.product_apply.run_batch(max_messages=min(n, MAX_MESSAGES_PER_RECEIVE))
+    report = platform.product_apply.run_batch(max_messages=n)
     return Batch(
         report.received,
         {
@@ -55,6 +60,22 @@ def _apply(platform: Platform, n: int) -> Batch:
             "retried": report.retried,
             "ack_superseded": report.ack_superseded,
             **{f"dead_lettered {code}": k for code, k in report.dead_lettered.items()},
+        },
+    )
+
+
+def _close_gaps(platform: Platform, n: int) -> Batch:
+    report = platform.gap_closer.run_batch(max_streams=n)
+    # Only a stream whose contiguous position moved is progress: counting the others would keep the stage
+    # (and ``drain``) from idling.
+    return Batch(
+        sum(1 for c in report.closures if c.after > c.before),
+        {
+            "streams": report.streams,
+            "fetched": report.fetched,
+            "applied": report.applied,
+            "advanced": report.advanced,
+            "failed": report.failed,
         },
     )
 
@@ -86,11 +107,22 @@ def default_stages() -> StageRegistry:
             ),
             Stage(
                 APPLY,
-                "Apply accepted changes to the product projection; ack after each commit (AW-04).",
+                "Apply accepted changes to the product projection, one transaction per stream; ack after commit"
+                " (AW-04).",
                 run_batch=_apply,
                 has_work=lambda p: p.product_apply.has_work(),
                 prepare=lambda p: p.product_apply,
-                batch_size=MAX_MESSAGES_PER_RECEIVE,
+                batch_size=APPLY_BATCH,
+            ),
+            Stage(
+                GAPS,
+                "Close stream gaps (lost or dead-lettered deliveries) from the resolver's export stream (issue 9,"
+                " AW-04).",
+                run_batch=_close_gaps,
+                has_work=lambda p: p.gap_closer.has_work(),
+                prepare=lambda p: p.gap_closer,
+                batch_size=GAP_STREAMS,
+                idle_sleep=5.0,
             ),
             Stage(
                 SWEEPER,

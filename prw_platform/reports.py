@@ -8,6 +8,9 @@ service (``Platform.reports``), never the report modules or a database pool.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import timedelta
+
 from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Database
 from prw_platform.product import reports as product
@@ -28,13 +31,35 @@ from prw_platform.resolver.reports import (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class StreamGap:
+    """One projected stream as gap closure sees it (issue 9): lag, parked events and how long its first gap has
+    been open; ``overdue`` when that is longer than the alert threshold (``PRW_GAP_ALERT_AFTER_SECONDS``)."""
+
+    tenant_id: str
+    catalog_id: str
+    history_epoch: str
+    applied_position: int
+    committed_position: int
+    lag: int
+    parked: int
+    gap_age_seconds: float
+    overdue: bool
+
+
 class OperatorReports:
     def __init__(
-        self, operator_db: Database, *, clock: Clock = utc_now, fleet: FleetPolicy | None = None
+        self,
+        operator_db: Database,
+        *,
+        clock: Clock = utc_now,
+        fleet: FleetPolicy | None = None,
+        gap_alert_after: timedelta = timedelta(seconds=600),
     ) -> None:
         self._db = operator_db
         self._clock = clock
         self.fleet = fleet or FleetPolicy()
+        self.gap_alert_after = gap_alert_after
 
     # The resolver side.
     def capture_counts(self) -> list[CaptureCounts]:
@@ -83,6 +108,32 @@ class OperatorReports:
         return product.public_counts(self._db)
 
     # Both.
+    def stream_gaps(self) -> list[StreamGap]:
+        """Per projected stream: lag behind the committed cursor, parked events, gap age (the ``product_gaps``
+        asset check fails on a gap open longer than ``gap_alert_after``)."""
+        committed = {
+            (s.tenant_id, s.catalog_id, s.history_epoch): s.committed_position for s in self.stream_statuses()
+        }
+        now = self._clock()
+        gaps = []
+        for p in self.stream_progress():
+            head = committed.get((p.tenant_id, p.catalog_id, p.history_epoch), 0)
+            age = p.gap_age_seconds(now)
+            gaps.append(
+                StreamGap(
+                    tenant_id=p.tenant_id,
+                    catalog_id=p.catalog_id,
+                    history_epoch=p.history_epoch,
+                    applied_position=p.applied_position,
+                    committed_position=head,
+                    lag=p.lag(head),
+                    parked=p.parked_count,
+                    gap_age_seconds=age,
+                    overdue=p.gap_opened_at is not None and age > self.gap_alert_after.total_seconds(),
+                )
+            )
+        return gaps
+
     def projection_lag(self) -> int:
         """Committed positions not yet applied by the product service, over every projected stream."""
         committed = {
@@ -106,6 +157,7 @@ __all__ = [
     "Receipt",
     "ResolutionRow",
     "ReviewCaseRow",
+    "StreamGap",
     "StreamProgress",
     "StreamStatus",
     "TenantReceipt",

@@ -19,7 +19,7 @@ from prw_platform.auth.operators import (
     OperatorSessions,
     Role,
 )
-from prw_platform.auth.scopes import COLLECTOR_SCOPES
+from prw_platform.auth.scopes import COLLECTOR_SCOPES, EXPORTS_READ, PRODUCT_SCOPES
 from prw_platform.auth.tokens import IssuedToken
 from prw_platform.product.catalog import DEFAULT_CATALOG_ID, DEFAULT_TENANT_ID, PublicCatalog
 from prw_platform.product.consumer.driver import ProductApply
@@ -41,6 +41,7 @@ from prw_platform.resolver.decisions import (
     ReviewAction,
     ReviewDecision,
 )
+from prw_platform.resolver.exports import MAX_EXPORT_LIMIT, ExportPage, ExportService
 from prw_platform.resolver.intake import (
     CaptureSubmission,
     Egress,
@@ -69,7 +70,10 @@ __all__ = [
     "DEFAULT_CATALOG_ID",
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_TENANT_ID",
+    "EXPORTS_READ",
+    "MAX_EXPORT_LIMIT",
     "MAX_PAGE_SIZE",
+    "PRODUCT_SCOPES",
     "REVIEW_ACTIONS",
     "ROLES",
     "Access",
@@ -85,6 +89,8 @@ __all__ = [
     "DecisionService",
     "Egress",
     "ExecutionRegion",
+    "ExportPage",
+    "ExportService",
     "Heartbeat",
     "HeartbeatAck",
     "IntakeService",

@@ -14,9 +14,15 @@ from prw_platform.bootstrap import Platform
 
 
 def intake_app(platform: Platform, *, lifespan: Lifespan[FastAPI] | None = None) -> FastAPI:
-    """The intake origin: ``Platform.intake``, ``Platform.collector_auth`` and ``Platform.collectors``."""
+    """The intake origin: ``Platform.intake``, ``Platform.collector_auth``, ``Platform.collectors`` and the
+    product principal's export stream ``Platform.exports``."""
     return create_intake_app(
-        platform.settings, platform.intake, platform.collector_auth, platform.collectors, lifespan=lifespan
+        platform.settings,
+        platform.intake,
+        platform.collector_auth,
+        platform.collectors,
+        platform.exports,
+        lifespan=lifespan,
     )
 
 

@@ -17,7 +17,7 @@ from psycopg.rows import class_row, scalar_row
 
 from prw_platform.auth.errors import ClientProvisioningError, CredentialRevoked, InvalidToken
 from prw_platform.auth.principal import CollectorPrincipal
-from prw_platform.auth.scopes import COLLECTOR_SCOPES
+from prw_platform.auth.scopes import COLLECTOR_SCOPES, PRODUCT_SCOPES
 from prw_platform.auth.secret_hash import decoy_hash, hash_secret, new_client_secret, verify_secret
 from prw_platform.auth.tokens import TokenBinding
 from prw_platform.clock import Clock, utc_now
@@ -99,6 +99,7 @@ def create_client(
             ),
         )
         with conn.cursor() as cur:
+            # A product service client (exports:read) has no source grant.
             cur.executemany(
                 "INSERT INTO resolver.collector_client_source (tenant_id, client_id, source_id) VALUES (%s, %s, %s)",
                 [(spec.tenant_id, client_id, source) for source in sorted(spec.sources)],
@@ -218,9 +219,11 @@ def _client_by_id(conn: Connection, client_id: str) -> tuple[CollectorClient | N
         conn.cursor(row_factory=class_row(_ClientRow))
         .execute(
             """SELECT c.client_id, c.tenant_id, c.catalog_id, c.worker_id, c.instance_id,
-                      array_agg(s.source_id ORDER BY s.source_id) AS sources, c.scopes, c.secret_hash, c.revoked_at
+                      coalesce(array_agg(s.source_id ORDER BY s.source_id)
+                               FILTER (WHERE s.source_id IS NOT NULL), '{}') AS sources,
+                      c.scopes, c.secret_hash, c.revoked_at
                FROM resolver.collector_client c
-               JOIN resolver.collector_client_source s USING (client_id)
+               LEFT JOIN resolver.collector_client_source s USING (client_id)
                WHERE c.client_id = %s
                GROUP BY c.client_id""",
             (client_id,),
@@ -242,6 +245,11 @@ def _client_by_id(conn: Connection, client_id: str) -> tuple[CollectorClient | N
 
 
 def _check_spec(spec: ClientSpec) -> None:
+    if set(spec.scopes) == set(PRODUCT_SCOPES):
+        # The product service principal (if_projection_bootstrap): its catalog's export stream, nothing else.
+        if spec.sources:
+            raise ClientProvisioningError("a product service client (exports:read) has no source grant")
+        return
     if not spec.sources:
         raise ClientProvisioningError("a collector client needs at least one source grant")
     unknown = set(spec.scopes) - set(COLLECTOR_SCOPES)

@@ -11,6 +11,11 @@ RECEIPTS_READ: Final = "receipts:read"
 WORKERS_REGISTER: Final = "workers:register"
 WORKERS_HEARTBEAT: Final = "workers:heartbeat"
 
+#: if_projection_bootstrap: the product service principal reads the resolver's export stream.
+EXPORTS_READ: Final = "exports:read"
+#: What a product service client is granted (no source: it reads a catalog's stream, it never submits).
+PRODUCT_SCOPES: Final = (EXPORTS_READ,)
+
 #: Everything a collector instance does; an operator may provision a client with fewer.
 COLLECTOR_SCOPES: Final = (
     ARTIFACTS_WRITE,

@@ -54,6 +54,24 @@ def lock_stream(conn: Connection, scope: ProjectedScope) -> int:
     return position
 
 
+def contiguous_position(db: Database, tenant_id: str, catalog_id: str, history_epoch: str) -> int:
+    """The live consumer's committed contiguous position of the stream (0 before its first delivery)."""
+
+    def read(conn: Connection) -> int:
+        position: int | None = (
+            conn.cursor(row_factory=scalar_row)
+            .execute(
+                """SELECT contiguous_position FROM product.progress
+                   WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND consumer = %s""",
+                (tenant_id, catalog_id, history_epoch, LIVE_CONSUMER),
+            )
+            .fetchone()
+        )
+        return position or 0
+
+    return db.run(read, tenant_id=tenant_id, read_only=True)
+
+
 def advance(conn: Connection, scope: ProjectedScope, current: int) -> int:
     """Advance through every following position the inbox records as processed; stop at the first gap.
 
@@ -96,6 +114,13 @@ class StreamProgress:
     oldest_parked_at: datetime | None
     #: Deliveries stamped with another epoch, audited in the inbox and terminally ignored.
     ignored_old_epoch: int
+    #: When the oldest delivery waiting behind the first gap arrived; None when no gap is open.
+    gap_opened_at: datetime | None = None
+
+    def gap_age_seconds(self, now: datetime) -> float:
+        """How long the stream's first gap has been open (0 without one): the gap closer fetches the missing
+        positions from the export stream once this passes ``PRW_GAP_FETCH_AFTER_SECONDS``."""
+        return 0.0 if self.gap_opened_at is None else max(0.0, (now - self.gap_opened_at).total_seconds())
 
     def lag(self, committed_position: int) -> int:
         """Positions the resolver committed that this projection has not processed contiguously."""
@@ -113,17 +138,19 @@ def stream_progress(db: Database, tenant_id: str) -> list[StreamProgress]:
         report: list[StreamProgress] = []
         for scope in tenant_scopes(conn, tenant_id):
             backlog = inbox.stream_backlog(conn, scope)
+            contiguous = applied.get((scope.catalog_id, scope.history_epoch), 0)
             report.append(
                 StreamProgress(
                     tenant_id=scope.tenant_id,
                     catalog_id=scope.catalog_id,
                     history_epoch=scope.history_epoch,
-                    applied_position=applied.get((scope.catalog_id, scope.history_epoch), 0),
+                    applied_position=contiguous,
                     received_position=backlog.received_position,
                     parked_count=backlog.parked_count,
                     oldest_parked_position=backlog.oldest_parked_position,
                     oldest_parked_at=backlog.oldest_parked_at,
                     ignored_old_epoch=backlog.ignored_old_epoch,
+                    gap_opened_at=inbox.gap_opened_at(conn, scope, contiguous),
                 )
             )
         return report

@@ -180,6 +180,11 @@ class Queue(Protocol):
         False when the delivery is no longer current: the message will be (or was) delivered again."""
         ...
 
+    def ack_batch(self, handles: Sequence[ReceiptHandle]) -> list[bool]:
+        """``ack`` for several deliveries at once (one statement on PostgreSQL); one answer per handle, in
+        order."""
+        ...
+
     def retry_later(self, handle: ReceiptHandle, delay_seconds: int) -> bool:
         """Make the message visible again after ``delay_seconds`` (a retryable failure, e.g. STORAGE_UNAVAILABLE)."""
         ...

@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import TypeVar
 from uuid import UUID
 
-from psycopg.rows import class_row
+from psycopg.rows import class_row, tuple_row
 
 from prw_platform.db.database import Connection, Database
 from prw_platform.db.errors import DatabaseUnavailable
@@ -119,6 +119,11 @@ RETURNING m.id, m.message_key, m.body, m.body_bytes, m.receive_count, m.enqueued
 """
 
 _ACK = "DELETE FROM queue.message WHERE id = %s AND delivery_token = %s"
+_ACK_BATCH = """
+DELETE FROM queue.message m USING unnest(%s::bigint[], %s::uuid[]) AS d(id, token)
+WHERE m.id = d.id AND m.delivery_token = d.token
+RETURNING m.id
+"""
 
 # A message put back for later is settled for this delivery: clearing the token retires the handle.
 _RETRY_LATER = """
@@ -251,6 +256,20 @@ class PostgresQueue:
     def ack(self, handle: ReceiptHandle) -> bool:
         row_id, token = self._delivery(handle)
         return self._run(lambda c: c.execute(_ACK, (row_id, token)).rowcount) == 1
+
+    def ack_batch(self, handles: Sequence[ReceiptHandle]) -> list[bool]:
+        if not handles:
+            return []
+        deliveries = [self._delivery(handle) for handle in handles]
+        deleted = self._run(
+            lambda c: {
+                row[0]
+                for row in c.cursor(row_factory=tuple_row)
+                .execute(_ACK_BATCH, ([d[0] for d in deliveries], [d[1] for d in deliveries]))
+                .fetchall()
+            }
+        )
+        return [row_id in deleted for row_id, _ in deliveries]
 
     def retry_later(self, handle: ReceiptHandle, delay_seconds: int) -> bool:
         row_id, token = self._delivery(handle)

@@ -98,3 +98,30 @@ def has_unpublished(conn: Connection) -> bool:
             "SELECT EXISTS (SELECT 1 FROM resolver.outbox WHERE published_at IS NULL)"
         ).fetchone()
     return bool(pending)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEvent:
+    position: int
+    body: dict[str, Any]
+
+
+def read_stream(
+    conn: Connection,
+    tenant_id: str,
+    catalog_id: str,
+    history_epoch: str,
+    after: int,
+    through: int,
+    limit: int,
+) -> list[StreamEvent]:
+    """The stream's committed events after position ``after`` and at most ``through`` (the committed cursor the
+    caller read in the same snapshot), in position order (the export stream, if_projection_bootstrap)."""
+    with conn.cursor(row_factory=class_row(StreamEvent)) as cur:
+        return cur.execute(
+            """SELECT position, body FROM resolver.outbox
+               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND position > %s AND position <= %s
+               ORDER BY position
+               LIMIT %s""",
+            (tenant_id, catalog_id, history_epoch, after, through, limit),
+        ).fetchall()

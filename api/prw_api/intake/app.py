@@ -9,10 +9,11 @@ from prw_api import health
 from prw_api.errors import install_error_handlers
 from prw_api.intake.deps import TOKEN_PATH
 from prw_api.intake.routes import captures, oauth, receipts, uploads, workers
+from prw_api.intake.routes import exports as exports_routes
 from prw_api.middleware import BodyLimit, RouteBodyLimit, install_input_hardening
 from prw_platform.config import Settings
 from prw_platform.errors import ArtifactTooLarge, ValidationFailed
-from prw_platform.services import CollectorAuthService, CollectorService, IntakeService
+from prw_platform.services import CollectorAuthService, CollectorService, ExportService, IntakeService
 
 
 def create_app(
@@ -20,6 +21,7 @@ def create_app(
     intake: IntakeService,
     auth: CollectorAuthService,
     collectors: CollectorService,
+    exports: ExportService | None = None,
     *,
     lifespan: Lifespan[FastAPI] | None = None,
 ) -> FastAPI:
@@ -38,6 +40,8 @@ def create_app(
     # Looked up per probe (the service is the readiness check: IntakeService.ready).
     app.state.ready = lambda: intake.ready()
     app.state.collectors = collectors
+    #: The product principal's export stream (gap closure); absent, its route answers 404.
+    app.state.exports = exports
     install_error_handlers(app)
     install_input_hardening(
         app,
@@ -63,4 +67,6 @@ def create_app(
         receipts.router,
     ):
         app.include_router(router)
+    if exports is not None:
+        app.include_router(exports_routes.router)
     return app

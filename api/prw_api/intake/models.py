@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -129,3 +129,17 @@ class ErrorDetail(BaseModel):
 
 class ErrorBody(BaseModel):
     error: ErrorDetail
+
+
+class ExportEventsBody(BaseModel):
+    """GET /v1/exports/events: the committed events of the principal's catalog stream after ``after``, in
+    position order without a hole, up to ``limit``; ``head`` is the stream's committed cursor in the same
+    snapshot, ``next_after`` where the next page starts. Each event is a product.accepted-change.v1 message."""
+
+    tenant_id: str
+    catalog_id: str
+    history_epoch: str
+    after: int
+    head: int
+    next_after: int
+    events: list[dict[str, Any]]

@@ -25,7 +25,10 @@ def create(
     catalog: Annotated[str, typer.Option(help="Catalog its captures go to.")],
     worker: Annotated[str, typer.Option(help="Worker id (cw_...).")],
     instance: Annotated[str, typer.Option(help="Stable collector instance id (ci_...); the token's sub.")],
-    source: Annotated[list[str], typer.Option(help="Granted source id; repeat for several.")],
+    source: Annotated[
+        list[str] | None,
+        typer.Option(help="Granted source id; repeat for several. None for a product client (exports:read)."),
+    ] = None,
     scope: Annotated[
         list[str] | None,
         typer.Option(help="Granted scope; repeat for several. Default: every collector scope."),
@@ -41,7 +44,9 @@ def create(
     from prw_platform.errors import ClientProvisioningError
     from prw_platform.services import COLLECTOR_SCOPES, ClientSpec
 
-    spec = ClientSpec(tenant, catalog, worker, instance, tuple(source), tuple(scope or COLLECTOR_SCOPES))
+    spec = ClientSpec(
+        tenant, catalog, worker, instance, tuple(source or ()), tuple(scope or COLLECTOR_SCOPES)
+    )
     with bootstrap(load_settings()) as platform:
         try:
             provisioned = platform.clients.create(spec, supersede=supersede)

@@ -61,6 +61,54 @@ def accepted_change_stream(platform: PlatformResource) -> dg.MaterializeResult[N
 
 @dg.asset(
     group_name=GROUP,
+    deps=[],
+    description="Gap closure (issue 9): per projected stream, the lag behind the committed stream, parked events and "
+    "how long its first gap has been open. Observed (never materialized: it writes nothing).",
+)
+def product_gaps(platform: PlatformResource) -> dg.MaterializeResult[None]:
+    gaps = platform.platform.reports.stream_gaps()
+    return dg.MaterializeResult(
+        metadata={
+            "streams": len(gaps),
+            "lag": sum(g.lag for g in gaps),
+            "parked": sum(g.parked for g in gaps),
+            "max_gap_age_seconds": round(max((g.gap_age_seconds for g in gaps), default=0.0), 1),
+            "per_stream": dg.MetadataValue.md(
+                "| tenant | catalog | epoch | applied | committed | lag | parked | gap age s |\n"
+                "|---|---|---|---|---|---|---|---|\n"
+                + "\n".join(
+                    f"| {g.tenant_id} | {g.catalog_id} | {g.history_epoch} | {g.applied_position} "
+                    f"| {g.committed_position} | {g.lag} | {g.parked} | {g.gap_age_seconds:.0f} |"
+                    for g in gaps
+                )
+            ),
+        }
+    )
+
+
+@dg.asset_check(asset=product_gaps, name="product_gap_age", blocking=False)
+def product_gap_age(platform: PlatformResource) -> dg.AssetCheckResult:
+    """Fails when a stream's gap has been open longer than ``PRW_GAP_ALERT_AFTER_SECONDS``: the gaps stage did
+    not close it (export stream unreachable, credentials missing, or an event the consumer rejects)."""
+    reports = platform.platform.reports
+    overdue = [g for g in reports.stream_gaps() if g.overdue]
+    return dg.AssetCheckResult(
+        passed=not overdue,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata={
+            "overdue": len(overdue),
+            "alert_after_seconds": int(reports.gap_alert_after.total_seconds()),
+            "streams": ", ".join(
+                f"{g.tenant_id}/{g.catalog_id} gap open {g.gap_age_seconds:.0f} s, lag {g.lag}, parked {g.parked}"
+                for g in overdue
+            )
+            or "none",
+        },
+    )
+
+
+@dg.asset(
+    group_name=GROUP,
     deps=[accepted_change_stream],
     description="The product projection per stream: applied (contiguous) position, lag behind the committed "
     "stream, parked events; and the public release.",
@@ -193,8 +241,9 @@ def collectors_reporting(platform: PlatformResource) -> dg.AssetCheckResult:
     )
 
 
-STATE_ASSETS = (captures, accepted_change_stream, product_projection, collector_fleet)
+STATE_ASSETS = (captures, accepted_change_stream, product_projection, product_gaps, collector_fleet)
 STATE_CHECKS = (
+    product_gap_age,
     inv03_contiguous_positions,
     inv01_one_mapping_one_owner,
     inv08_projection_lag,

@@ -1,22 +1,32 @@
-"""AW-04, product consumer apply: one delivery, one product transaction, then the caller acknowledges.
+"""AW-04, product consumer apply: several deliveries of one stream in one product transaction, then the caller
+acknowledges them.
 
-Per delivery (role product_app, ``app.tenant_id`` = the event's tenant, INV-06):
+Per transaction (role product_app, ``app.tenant_id`` = the stream's tenant, INV-06), for the deliveries of one
+(tenant, catalog) stream in receive order:
 
 1. scope check (unknown pair: ``ScopeNotProjected``, DLQ) and epoch check (another epoch: audited in the inbox
    and terminally ignored, never relabeled, no progress);
-2. inbox insert ON CONFLICT DO NOTHING: a conflict is a duplicate, nothing else is written;
-3. revision check: revision <= applied revision is stale, recorded as ignored;
-4. dependency check: a dependency applied below its named revision parks the event;
-5. apply the full state and set the applied revision, then release what the application made ready, cascading;
-6. advance the greatest contiguous processed position;
-7. commit (``Database.run``), and only then return the outcome so the caller acks ("AW-04: ack only after commit").
+2. the stream's progress row is locked (deliveries of one stream apply one transaction at a time), then the
+   inbox is probed once for the batch's event ids and positions: an event id already there (or earlier in the
+   batch) is a duplicate and writes nothing; another event at a settled position is a ``PositionConflict``;
+3. each fresh event, in receive order, against the applied revisions (read once per batch, kept in memory):
+   revision <= applied revision is stale, recorded as ignored; a dependency applied below its named revision
+   parks the event; otherwise its full state is applied and what it made ready is released, cascading (parked
+   events of earlier transactions and of this batch alike);
+4. the inbox rows, parked rows, applied revisions and projection rows are written set-based (one statement per
+   table), then the greatest contiguous processed position advances;
+5. commit (``Database.run``), and only then return the outcomes so the caller acks ("AW-04: ack only after
+   commit"). A crash between the commit and the acks re-delivers every message of the batch: each is then a
+   duplicate.
+
+Same rules, same final state as one transaction per delivery (INV-08): only the number of round trips changes.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -26,31 +36,55 @@ from prw_platform.product import progress
 from prw_platform.product.consumer import inbox
 from prw_platform.product.consumer.outcomes import DeliveryResult, Outcome
 from prw_platform.product.consumer.projection import (
-    applied_revision,
-    set_applied_revision,
-    upsert_item,
-    upsert_listing,
-    upsert_mapping,
+    AppliedRow,
+    applied_revisions,
+    upsert_applied_revisions,
+    upsert_items,
+    upsert_listings,
+    upsert_mappings,
 )
-from prw_platform.product.errors import RejectedDelivery, ScopeNotProjected
-from prw_platform.product.events import ProductEvent, Requirement, event_from_change, parse_delivery
+from prw_platform.product.errors import PositionConflict, RejectedDelivery, ScopeNotProjected
+from prw_platform.product.events import (
+    AggregateKey,
+    ProductEvent,
+    Requirement,
+    event_from_change,
+    parse_delivery,
+)
 from prw_platform.product.releases import apply_release
 from prw_platform.product.scopes import ProjectedScope, find_scope
+
+#: What one event of a batch came to: a committed outcome, or a rejection for the DLQ.
+Settlement = DeliveryResult | RejectedDelivery
 
 
 def apply_delivery(db: Database, message: Mapping[str, Any]) -> DeliveryResult:
     """Apply one product.accepted-change.v1 message and commit.
 
-    Raises ``RejectedDelivery`` (SCHEMA_INVALID, SCOPE_NOT_PROJECTED, ...) for the DLQ, and
+    Raises ``RejectedDelivery`` (SCHEMA_INVALID, SCOPE_NOT_PROJECTED, POSITION_CONFLICT, ...) for the DLQ, and
     ``DatabaseUnavailable`` (DB_UNAVAILABLE, retryable) when ``Database.run`` used up its retries: the caller
     leaves the message unacknowledged and the queue redelivers it (if_accepted_change: "The consumer retries on DB
     unavailable")."""
-    event = parse_delivery(message)
+    (settled,) = apply_events(db, [parse_delivery(message)])
+    if isinstance(settled, RejectedDelivery):
+        raise settled
+    return settled
+
+
+def apply_events(db: Database, events: Sequence[ProductEvent]) -> list[Settlement]:
+    """Apply the parsed events of ONE (tenant, catalog) stream in one product transaction, in the order given,
+    and commit. One settlement per event, in the same order."""
+    if not events:
+        return []
+    first = events[0].change
+    if any((e.change.tenant_id, e.change.catalog_id) != (first.tenant_id, first.catalog_id) for e in events):
+        raise ValueError("apply_events takes the events of one (tenant, catalog) stream")
     return db.run(
-        partial(_deliver, event=event),
-        tenant_id=event.change.tenant_id,
-        # if_db: never retry after an ambiguous commit without an idempotency check; the inbox row is the key.
-        verify_commit=partial(recorded_result, change=event.change),
+        partial(_deliver, events=events),
+        tenant_id=first.tenant_id,
+        # if_db: never retry after an ambiguous commit without an idempotency check. The inbox is the key: a
+        # re-run after a commit that did happen finds every event there and records them as duplicates.
+        verify_commit=_rerun,
     )
 
 
@@ -62,15 +96,27 @@ class BatchEntry:
 
 
 def apply_batch(db: Database, messages: Iterable[Mapping[str, Any]]) -> list[BatchEntry]:
-    """Apply messages one transaction each, in the order given. A rejected message becomes an entry for the DLQ;
-    database unavailability propagates, and the committed ones come back as duplicates when redelivered."""
-    entries: list[BatchEntry] = []
+    """Parse messages, then apply them one transaction per stream, each stream's in the order given. A rejected
+    message becomes an entry for the DLQ; database unavailability propagates (nothing of the failed stream's
+    transaction committed; committed streams come back as duplicates when redelivered)."""
+    entries: dict[int, BatchEntry] = {}
+    streams: dict[tuple[str, str], list[tuple[int, ProductEvent]]] = defaultdict(list)
     for index, message in enumerate(messages):
         try:
-            entries.append(BatchEntry(index, result=apply_delivery(db, message)))
+            event = parse_delivery(message)
         except RejectedDelivery as rejection:
-            entries.append(BatchEntry(index, rejection=rejection))
-    return entries
+            entries[index] = BatchEntry(index, rejection=rejection)
+            continue
+        streams[(event.change.tenant_id, event.change.catalog_id)].append((index, event))
+    for stream in streams.values():
+        settled = apply_events(db, [event for _, event in stream])
+        for (index, _), outcome in zip(stream, settled, strict=True):
+            entries[index] = (
+                BatchEntry(index, rejection=outcome)
+                if isinstance(outcome, RejectedDelivery)
+                else BatchEntry(index, result=outcome)
+            )
+    return [entries[index] for index in sorted(entries)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,80 +127,218 @@ class Readiness:
     waiting_for: Requirement | None = None
 
 
-def check_readiness(conn: Connection, scope: ProjectedScope, event: ProductEvent) -> Readiness:
+def check_readiness(revision_of: Callable[[AggregateKey], int], event: ProductEvent) -> Readiness:
     # AW-04 revision check: "Event rev <= applied rev for the aggregate -> record as ignored".
-    if event.revision <= applied_revision(conn, scope, event.aggregate):
+    if event.revision <= revision_of(event.aggregate):
         return Readiness(Outcome.IGNORED_STALE_REVISION)
     # AW-04 dependency check: docs/events.md, a dependency is met once its applied revision is >= the named one.
     for requirement in event.requirements():
-        if applied_revision(conn, scope, requirement.aggregate) < requirement.revision:
+        if revision_of(requirement.aggregate) < requirement.revision:
             return Readiness(Outcome.PARKED, requirement)
     return Readiness(Outcome.APPLIED)
 
 
-def _deliver(conn: Connection, event: ProductEvent) -> DeliveryResult:
-    change = event.change
+def _rerun(conn: Connection) -> None:
+    return None
+
+
+def _deliver(conn: Connection, events: Sequence[ProductEvent]) -> list[Settlement]:
+    change = events[0].change
     # if_accepted_change: scope comes from the envelope the relay stamped from the outbox row, never the payload.
     scope = find_scope(conn, change.tenant_id, change.catalog_id, lock=True)
     if scope is None:
-        raise ScopeNotProjected(
-            f"({change.tenant_id}, {change.catalog_id}) is not projected by this product service",
-            event_id=change.event_id,
-        )
-    # if_accepted_change: "Check epoch before inbox; old-history events are terminally ignored, never relabeled."
-    if change.history_epoch != scope.history_epoch:
-        inbox.record_old_epoch(conn, change)
-        return DeliveryResult(change.event_id, Outcome.IGNORED_OLD_EPOCH)
+        return [
+            ScopeNotProjected(
+                f"({e.change.tenant_id}, {e.change.catalog_id}) is not projected by this product service",
+                event_id=e.event_id,
+            )
+            for e in events
+        ]
+    settled: list[Settlement | None] = [None] * len(events)
+    current: list[int] = []
+    for index, event in enumerate(events):
+        # if_accepted_change: "Check epoch before inbox; old-history events are terminally ignored, never
+        # relabeled."
+        if event.change.history_epoch != scope.history_epoch:
+            inbox.record_old_epoch(conn, event.change)
+            settled[index] = DeliveryResult(event.event_id, Outcome.IGNORED_OLD_EPOCH)
+        else:
+            current.append(index)
+    if not current:
+        return [s for s in settled if s is not None]
 
     contiguous = progress.lock_stream(conn, scope)
-    # The checks only read, so the outcome is known when the inbox row goes in; on a conflict nothing has been
-    # written and nothing else will be: the duplicate commits with no effect.
-    readiness = check_readiness(conn, scope, event)
-    if not inbox.insert(conn, scope, event, readiness.outcome):
-        return DeliveryResult(change.event_id, Outcome.IGNORED_DUPLICATE, contiguous_position=contiguous)
-
-    released: tuple[str, ...] = ()
-    if readiness.waiting_for is not None:
-        inbox.park(conn, scope, event, readiness.waiting_for)
-    elif readiness.outcome is Outcome.APPLIED:
-        _apply(conn, scope, event)
-        released = _release_parked(conn, scope, event)
+    batch = _StreamBatch(conn, scope)
+    fresh = batch.screen([events[i] for i in current])
+    for index, screened in zip(current, fresh, strict=True):
+        if isinstance(screened, (RejectedDelivery, DeliveryResult)):
+            settled[index] = screened
+    ready = [
+        (index, events[index]) for index, screened in zip(current, fresh, strict=True) if screened is None
+    ]
+    batch.load([event for _, event in ready])
+    outcomes = {index: batch.deliver(event) for index, event in ready}
+    batch.flush()
     through = progress.advance(conn, scope, contiguous)
-    return DeliveryResult(change.event_id, readiness.outcome, released, through)
+    for index, (outcome, released) in outcomes.items():
+        settled[index] = DeliveryResult(events[index].event_id, outcome, released, through)
+    for index in current:
+        result = settled[index]
+        if isinstance(result, DeliveryResult) and result.outcome is Outcome.IGNORED_DUPLICATE:
+            settled[index] = DeliveryResult(result.event_id, result.outcome, contiguous_position=through)
+    return [s for s in settled if s is not None]
 
 
-def _apply(conn: Connection, scope: ProjectedScope, event: ProductEvent) -> None:
-    payload = event.payload
-    if isinstance(payload, ItemPayload):
-        upsert_item(conn, scope, event, payload)
-    elif isinstance(payload, ListingPayload):
-        upsert_listing(conn, scope, event, payload)
-    elif isinstance(payload, MappingPayload):
-        upsert_mapping(conn, scope, event, payload)
-    elif isinstance(payload, ReleasePayload):
-        apply_release(conn, scope, event, payload)
-    set_applied_revision(conn, scope, event)
+@dataclass
+class _Parked:
+    event: ProductEvent
+    waiting_for: Requirement
+    #: The inbox row was written by an earlier transaction (outcome parked): settling it is an UPDATE.
+    stored: bool
 
 
-def _release_parked(conn: Connection, scope: ProjectedScope, applied: ProductEvent) -> tuple[str, ...]:
-    """AW-04: "released when the dependency applies", in the same transaction, cascading until nothing more is
-    ready. An event released while something else is still missing parks again, waiting for that."""
-    settled: list[str] = []
-    newly_applied = deque([(applied.aggregate, applied.revision)])
-    while newly_applied:
-        aggregate, revision = newly_applied.popleft()
-        for parked in inbox.unpark_ready(conn, scope, aggregate, revision):
-            event = event_from_change(AcceptedChange.model_validate(parked.message))
-            readiness = check_readiness(conn, scope, event)
-            if readiness.waiting_for is not None:
-                inbox.park(conn, scope, event, readiness.waiting_for)
+@dataclass
+class _StreamBatch:
+    """One transaction's work on one stream: the applied revisions in memory, the writes buffered."""
+
+    conn: Connection
+    scope: ProjectedScope
+    revisions: dict[AggregateKey, int] = field(default_factory=dict)
+    #: Aggregates whose parked events (of earlier transactions) are known to this batch.
+    parked_checked: set[AggregateKey] = field(default_factory=set)
+    #: Parked events waiting for an aggregate: of earlier transactions (taken out of parked_event when
+    #: released) and of this batch.
+    waiting: dict[AggregateKey, list[_Parked]] = field(default_factory=lambda: defaultdict(list))
+    new_inbox: dict[str, tuple[ProductEvent, Outcome]] = field(default_factory=dict)
+    settle_stored: dict[str, Outcome] = field(default_factory=dict)
+    park_rows: dict[str, _Parked] = field(default_factory=dict)
+    applied: dict[AggregateKey, AppliedRow] = field(default_factory=dict)
+    items: dict[str, tuple[ProductEvent, ItemPayload]] = field(default_factory=dict)
+    listings: dict[str, tuple[ProductEvent, ListingPayload]] = field(default_factory=dict)
+    mappings: dict[str, tuple[ProductEvent, MappingPayload]] = field(default_factory=dict)
+
+    def screen(self, events: Sequence[ProductEvent]) -> list[Settlement | None]:
+        """AW-04 inbox check, one probe for the batch: None for a fresh event, else its settlement."""
+        known = inbox.known(self.conn, self.scope, [e.event_id for e in events], [e.position for e in events])
+        ids = set(known.event_ids)
+        positions = dict(known.positions)
+        screened: list[Settlement | None] = []
+        for event in events:
+            if event.event_id in ids:
+                screened.append(DeliveryResult(event.event_id, Outcome.IGNORED_DUPLICATE))
+            elif positions.get(event.position, event.event_id) != event.event_id:
+                screened.append(
+                    PositionConflict(
+                        f"position {event.position} of {self.scope.catalog_id}/{self.scope.history_epoch} "
+                        "belongs to another event",
+                        event_id=event.event_id,
+                    )
+                )
+            else:
+                ids.add(event.event_id)
+                positions[event.position] = event.event_id
+                screened.append(None)
+        return screened
+
+    def load(self, events: Sequence[ProductEvent]) -> None:
+        """The applied revisions and the stored parked events the batch's events may touch, read once."""
+        keys = {e.aggregate for e in events} | {r.aggregate for e in events for r in e.requirements()}
+        self.revisions.update(applied_revisions(self.conn, self.scope, keys))
+        self._take_stored_parked({e.aggregate for e in events})
+
+    def revision(self, key: AggregateKey) -> int:
+        if key not in self.revisions:
+            self.revisions.update(applied_revisions(self.conn, self.scope, {key}))
+        return self.revisions.get(key, 0)
+
+    def deliver(self, event: ProductEvent) -> tuple[Outcome, tuple[str, ...]]:
+        readiness = check_readiness(self.revision, event)
+        self.new_inbox[event.event_id] = (event, readiness.outcome)
+        if readiness.waiting_for is not None:
+            self._park(_Parked(event, readiness.waiting_for, stored=False))
+            return readiness.outcome, ()
+        if readiness.outcome is Outcome.APPLIED:
+            self._apply(event)
+            return readiness.outcome, self._release(event)
+        return readiness.outcome, ()
+
+    def _park(self, parked: _Parked) -> None:
+        self.park_rows[parked.event.event_id] = parked
+        self.waiting[parked.waiting_for.aggregate].append(parked)
+
+    def _take_stored_parked(self, keys: set[AggregateKey]) -> None:
+        unchecked = keys - self.parked_checked
+        if not unchecked:
+            return
+        self.parked_checked |= unchecked
+        for row in inbox.parked_waiting_for(self.conn, self.scope, unchecked):
+            event = event_from_change(AcceptedChange.model_validate(row.message))
+            self.waiting[row.waiting_for.aggregate].append(_Parked(event, row.waiting_for, stored=True))
+
+    def _apply(self, event: ProductEvent) -> None:
+        payload = event.payload
+        if isinstance(payload, ItemPayload):
+            self.items[payload.item] = (event, payload)
+        elif isinstance(payload, ListingPayload):
+            self.listings[payload.listing] = (event, payload)
+        elif isinstance(payload, MappingPayload):
+            self.mappings[payload.listing] = (event, payload)
+        elif isinstance(payload, ReleasePayload):
+            # Writes the public tables only (through public_store), which nothing buffered here touches.
+            apply_release(self.conn, self.scope, event, payload)
+        self.revisions[event.aggregate] = event.revision
+        self.applied[event.aggregate] = AppliedRow(event.aggregate, event.revision, event.position)
+
+    def _release(self, applied: ProductEvent) -> tuple[str, ...]:
+        """AW-04: "released when the dependency applies", in the same transaction, cascading until nothing more
+        is ready. An event released while something else is still missing parks again, waiting for that."""
+        settled: list[str] = []
+        newly_applied = deque([(applied.aggregate, applied.revision)])
+        while newly_applied:
+            aggregate, revision = newly_applied.popleft()
+            self._take_stored_parked({aggregate})
+            waiting = self.waiting.get(aggregate, [])
+            ready = sorted((p for p in waiting if p.waiting_for.revision <= revision), key=_position)
+            if not ready:
                 continue
-            inbox.settle(conn, scope, event.event_id, readiness.outcome)
-            settled.append(event.event_id)
-            if readiness.outcome is Outcome.APPLIED:
-                _apply(conn, scope, event)
-                newly_applied.append((event.aggregate, event.revision))
-    return tuple(settled)
+            self.waiting[aggregate] = [p for p in waiting if p.waiting_for.revision > revision]
+            for parked in ready:
+                self.park_rows.pop(parked.event.event_id, None)
+                readiness = check_readiness(self.revision, parked.event)
+                if readiness.waiting_for is not None:
+                    self._park(_Parked(parked.event, readiness.waiting_for, parked.stored))
+                    continue
+                self._settle(parked, readiness.outcome)
+                settled.append(parked.event.event_id)
+                if readiness.outcome is Outcome.APPLIED:
+                    self._apply(parked.event)
+                    newly_applied.append((parked.event.aggregate, parked.event.revision))
+        return tuple(settled)
+
+    def _settle(self, parked: _Parked, outcome: Outcome) -> None:
+        if parked.stored:
+            self.settle_stored[parked.event.event_id] = outcome
+        else:
+            self.new_inbox[parked.event.event_id] = (parked.event, outcome)
+
+    def flush(self) -> None:
+        """The batch's writes, one statement per table. A stored parked event this batch took up (released, or
+        parked again, possibly waiting for another dependency) loses its parked_event row; the ones still
+        waiting get theirs back."""
+        conn, scope = self.conn, self.scope
+        taken = set(self.settle_stored) | {p.event.event_id for p in self.park_rows.values() if p.stored}
+        inbox.delete_parked(conn, scope, sorted(taken))
+        inbox.insert_settled(conn, scope, list(self.new_inbox.values()))
+        inbox.settle_many(conn, scope, self.settle_stored)
+        inbox.park_many(conn, scope, [(p.event, p.waiting_for) for p in self.park_rows.values()])
+        upsert_applied_revisions(conn, scope, list(self.applied.values()))
+        upsert_items(conn, scope, list(self.items.values()))
+        upsert_listings(conn, scope, list(self.listings.values()))
+        upsert_mappings(conn, scope, list(self.mappings.values()))
+
+
+def _position(parked: _Parked) -> int:
+    return parked.event.position
 
 
 def recorded_result(conn: Connection, change: AcceptedChange) -> DeliveryResult | None:

@@ -1,13 +1,16 @@
-"""The product side's queue driver (AW-04): receive a batch of accepted changes, apply each, then settle it.
+"""The product side's queue driver (AW-04): receive a batch of accepted changes (up to 100, in receives of 10),
+apply the deliveries of each stream in one product transaction in receive order, then settle each.
 
 How a delivery is settled (if_accepted_change "Errors"):
 
 * committed (applied, ignored_duplicate, ignored_stale_revision, ignored_old_epoch, parked) → ack, and only
-  after ``apply_delivery`` returned, which is after its transaction committed. A crash between the commit and
-  the ack leaves the message to reappear after the visibility timeout; the inbox then records it as a duplicate
-  ("AW-04: ack only after commit; crash before ack → redelivery → inbox dedupe");
+  after ``apply_events`` returned, which is after its stream's transaction committed; the batch's acks go in one
+  statement (``Queue.ack_batch``). A crash between the commit and the acks leaves the messages to reappear after
+  the visibility timeout; the inbox then records each as a duplicate ("AW-04: ack only after commit; crash
+  before ack → redelivery → inbox dedupe");
 * ``DatabaseUnavailable`` → ``retry_later`` with the platform's backoff (``prw_platform.retry``), "retry
-  DB_UNAVAILABLE". The rest of the batch is put back untried, each with its own backoff: the next one would
+  DB_UNAVAILABLE", for the stream whose transaction failed (nothing of it committed). The rest of the batch is
+  put back untried, each with its own backoff: the next one would
   spend the pool timeout against a database already known to be down, and the batch must stay within its 30 s
   budget;
 * a ``RejectedDelivery`` (SCOPE_NOT_PROJECTED, SCHEMA_INVALID, UNSUPPORTED_EVENT_TYPE, POSITION_CONFLICT) →
@@ -23,15 +26,16 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
 from prw_platform.db.database import Database
 from prw_platform.db.errors import DatabaseUnavailable
-from prw_platform.product.consumer.apply import apply_delivery
-from prw_platform.product.consumer.outcomes import Outcome
+from prw_platform.product.consumer.apply import Settlement, apply_events
+from prw_platform.product.consumer.outcomes import DeliveryResult, Outcome
 from prw_platform.product.errors import RejectedDelivery, SchemaInvalid, ScopeNotProjected
+from prw_platform.product.events import ProductEvent, parse_delivery
 from prw_platform.queues.errors import MessageBodyInvalid
 from prw_platform.queues.port import MAX_MESSAGES_PER_RECEIVE, Queue, Received
 from prw_platform.retry import RetryPolicy
@@ -88,52 +92,93 @@ class BatchReport:
         return self.received == 0
 
 
+#: Deliveries applied per product transaction at most (several receives of 10 feed one batch).
+DEFAULT_BATCH: Final = 100
+
+
 def process_accepted_changes(
     queue: Queue,
     product_db: Database,
-    max_messages: int = MAX_MESSAGES_PER_RECEIVE,
+    max_messages: int = DEFAULT_BATCH,
     visibility_timeout: int = BATCH_VISIBILITY_TIMEOUT_SECONDS,
     *,
     wait_seconds: int = 0,
     retry: RetryPolicy = DEFAULT_RETRY,
+    on_dead_letter: Callable[[Received, RejectedDelivery], None] | None = None,
 ) -> BatchReport:
-    """Receive up to ``max_messages`` product.accepted-change.v1 messages and settle each (module docstring)."""
-    batch = queue.receive(max_messages, visibility_timeout=visibility_timeout, wait_seconds=wait_seconds)
-    tally = _Tally(received=len(batch))
-    for index, message in enumerate(batch):
-        try:
-            _apply_and_ack(queue, product_db, message, tally)
-        except DatabaseUnavailable as unavailable:
-            _put_back(queue, batch[index:], unavailable, tally, retry)
+    """Receive up to ``max_messages`` product.accepted-change.v1 messages (receives of at most 10 until the
+    queue has no more visible), apply them one product transaction per stream in receive order, then settle
+    each (module docstring). ``on_dead_letter`` hears of every dead-lettered delivery (the gap closer)."""
+    batch: list[Received] = []
+    while len(batch) < max_messages:
+        received = queue.receive(
+            min(MAX_MESSAGES_PER_RECEIVE, max_messages - len(batch)),
+            visibility_timeout=visibility_timeout,
+            wait_seconds=wait_seconds if not batch else 0,
+        )
+        batch.extend(received)
+        if len(received) < MAX_MESSAGES_PER_RECEIVE:
             break
+    tally = _Tally(received=len(batch))
+    streams: dict[tuple[str, str], list[tuple[Received, ProductEvent]]] = {}
+    for message in batch:
+        try:
+            event = parse_delivery(message.json())
+        except MessageBodyInvalid as invalid:
+            # A bytes body is not a product.accepted-change.v1 message.
+            _dead_letter(queue, message, SchemaInvalid(str(invalid)), tally, on_dead_letter)
+            continue
+        except RejectedDelivery as rejection:
+            _dead_letter(queue, message, rejection, tally, on_dead_letter)
+            continue
+        streams.setdefault((event.change.tenant_id, event.change.catalog_id), []).append((message, event))
+    pending = list(streams.values())
+    for index, stream in enumerate(pending):
+        try:
+            settled = apply_events(product_db, [event for _, event in stream])
+        except DatabaseUnavailable as unavailable:
+            _put_back(queue, [m for s in pending[index:] for m, _ in s], unavailable, tally, retry)
+            break
+        _settle(queue, [m for m, _ in stream], settled, tally, on_dead_letter)
     return tally.report()
 
 
-def _apply_and_ack(queue: Queue, product_db: Database, message: Received, tally: _Tally) -> None:
-    try:
-        result = apply_delivery(product_db, message.json())
-    except MessageBodyInvalid as invalid:
-        # A bytes body is not a product.accepted-change.v1 message.
-        _dead_letter(queue, message, SchemaInvalid(str(invalid)), tally)
-        return
-    except RejectedDelivery as rejection:
-        _dead_letter(queue, message, rejection, tally)
-        return
-    # AW-04: the product transaction has committed; only now may the message be acknowledged.
-    if queue.ack(message.handle):
-        tally.outcomes[result.outcome] += 1
-        tally.released += len(result.released)
-    else:
-        tally.ack_superseded += 1
-        log.warning(
-            "accepted change %s committed (%s) but its delivery was superseded before the ack; "
-            "the redelivery will be a duplicate",
-            message.message_id,
-            result.outcome,
-        )
+def _settle(
+    queue: Queue,
+    messages: Sequence[Received],
+    settled: Sequence[Settlement],
+    tally: _Tally,
+    on_dead_letter: Callable[[Received, RejectedDelivery], None] | None,
+) -> None:
+    committed: list[tuple[Received, DeliveryResult]] = []
+    for message, outcome in zip(messages, settled, strict=True):
+        if isinstance(outcome, RejectedDelivery):
+            _dead_letter(queue, message, outcome, tally, on_dead_letter)
+        else:
+            committed.append((message, outcome))
+    # AW-04: the product transaction has committed; only now may the messages be acknowledged.
+    acked = queue.ack_batch([message.handle for message, _ in committed])
+    for (message, result), ok in zip(committed, acked, strict=True):
+        if ok:
+            tally.outcomes[result.outcome] += 1
+            tally.released += len(result.released)
+        else:
+            tally.ack_superseded += 1
+            log.warning(
+                "accepted change %s committed (%s) but its delivery was superseded before the ack; "
+                "the redelivery will be a duplicate",
+                message.message_id,
+                result.outcome,
+            )
 
 
-def _dead_letter(queue: Queue, message: Received, rejection: RejectedDelivery, tally: _Tally) -> None:
+def _dead_letter(
+    queue: Queue,
+    message: Received,
+    rejection: RejectedDelivery,
+    tally: _Tally,
+    on_dead_letter: Callable[[Received, RejectedDelivery], None] | None = None,
+) -> None:
     detail = str(rejection)[:_MAX_DETAIL_LENGTH] or None
     if isinstance(rejection, ScopeNotProjected):
         # if_accepted_change Authorization: an unknown (tenant, catalog) pair goes to the DLQ "and raise[s] an
@@ -148,6 +193,8 @@ def _dead_letter(queue: Queue, message: Received, rejection: RejectedDelivery, t
         log.warning("accepted change %s dead-lettered %s: %s", message.message_id, rejection.code, detail)
     if queue.dead_letter(message, rejection.code, detail=detail):
         tally.dead_lettered[rejection.code] += 1
+        if on_dead_letter is not None:
+            on_dead_letter(message, rejection)
 
 
 def _put_back(
@@ -196,13 +243,34 @@ class ProductApply:
     """The product consumer service the stage runtime drives (AW-04): the consumer's end of the accepted-change
     queue, ``product_app``, and the platform's retry policy."""
 
-    def __init__(self, queue: Queue, product_db: Database, *, retry: RetryPolicy = DEFAULT_RETRY) -> None:
+    def __init__(
+        self,
+        queue: Queue,
+        product_db: Database,
+        *,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        on_dead_letter: Callable[[str, str], None] | None = None,
+    ) -> None:
         self.queue = queue
         self._db = product_db
         self._retry = retry
+        self._on_dead_letter = on_dead_letter
 
-    def run_batch(self, max_messages: int = MAX_MESSAGES_PER_RECEIVE) -> BatchReport:
-        return process_accepted_changes(self.queue, self._db, max_messages, retry=self._retry)
+    def run_batch(self, max_messages: int = DEFAULT_BATCH) -> BatchReport:
+        return process_accepted_changes(
+            self.queue, self._db, max_messages, retry=self._retry, on_dead_letter=self._dead_lettered
+        )
+
+    def _dead_lettered(self, message: Received, rejection: RejectedDelivery) -> None:
+        """if_accepted_change: "A DLQ entry [...] does not close a gap": the gap closer fetches the stream from
+        the export stream instead (when the envelope names one)."""
+        if self._on_dead_letter is None or isinstance(rejection, ScopeNotProjected):
+            return
+        body = message.body
+        if isinstance(body, dict):
+            tenant, catalog = body.get("tenant_id"), body.get("catalog_id")
+            if isinstance(tenant, str) and isinstance(catalog, str):
+                self._on_dead_letter(tenant, catalog)
 
     def has_work(self) -> bool:
         return self.queue.depth().visible > 0

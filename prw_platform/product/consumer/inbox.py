@@ -7,18 +7,17 @@ dependency it waits for applies. ``progress`` reads both through the functions a
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from psycopg import errors as pgerrors
 from psycopg.rows import class_row, scalar_row
-from psycopg.types.json import Jsonb
 
 from prw_platform.contracts import AcceptedChange
 from prw_platform.db.database import Connection
 from prw_platform.product.consumer.outcomes import Outcome
-from prw_platform.product.errors import PositionConflict
 from prw_platform.product.events import AggregateKey, ProductEvent, Requirement
 from prw_platform.product.scopes import ProjectedScope
 
@@ -44,42 +43,92 @@ def record_old_epoch(conn: Connection, change: AcceptedChange) -> None:
     )
 
 
-def insert(conn: Connection, scope: ProjectedScope, event: ProductEvent, outcome: Outcome) -> bool:
-    """AW-04: INSERT inbox ON CONFLICT DO NOTHING. False means the event was delivered before (a duplicate)."""
-    try:
-        row = conn.execute(
-            """INSERT INTO product.inbox (tenant_id, catalog_id, history_epoch, event_id, position,
-                   aggregate_type, aggregate_id, aggregate_revision, outcome, settled_at)
-               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, CASE WHEN %s THEN NULL ELSE now() END)
-               ON CONFLICT (tenant_id, catalog_id, history_epoch, event_id) DO NOTHING
-               RETURNING 1 AS inserted""",
-            (
-                scope.tenant_id,
-                scope.catalog_id,
-                scope.history_epoch,
-                event.event_id,
-                event.position,
-                event.aggregate.type,
-                event.aggregate.id,
-                event.revision,
-                outcome.value,
-                outcome is Outcome.PARKED,
-            ),
-        ).fetchone()
-    except pgerrors.UniqueViolation as exc:
-        raise PositionConflict(
-            f"position {event.position} of {scope.catalog_id}/{scope.history_epoch} belongs to another event",
-            event_id=event.event_id,
-        ) from exc
-    return row is not None
+@dataclass(frozen=True, slots=True)
+class KnownDeliveries:
+    """What the inbox already holds of a batch: its event ids, and who holds its positions."""
+
+    event_ids: frozenset[str]
+    #: position -> the event id recorded there
+    positions: dict[int, str]
 
 
-def settle(conn: Connection, scope: ProjectedScope, event_id: str, outcome: Outcome) -> None:
-    """A released parked event is settled as applied or, if a later revision won meanwhile, as stale."""
+@dataclass(frozen=True, slots=True)
+class _InboxKey:
+    event_id: str
+    position: int
+
+
+def known(
+    conn: Connection, scope: ProjectedScope, event_ids: Sequence[str], positions: Sequence[int]
+) -> KnownDeliveries:
+    """AW-04 inbox check for a whole batch in one probe (the stream is locked by the caller, so nothing of it
+    commits meanwhile): a known event id is a duplicate; a known position under another id is INV-03's
+    POSITION_CONFLICT."""
+    # Two probes, each ORDER BY the column of its unique index: with statistics that lag a fast-growing inbox,
+    # an unordered probe was planned on a sibling index and filtered the whole stream (migration 0010).
+    stream = {"tenant": scope.tenant_id, "catalog": scope.catalog_id, "epoch": scope.history_epoch}
+    cursor = conn.cursor(row_factory=class_row(_InboxKey))
+    rows = cursor.execute(
+        """SELECT event_id, position FROM product.inbox
+           WHERE tenant_id = %(tenant)s AND catalog_id = %(catalog)s AND history_epoch = %(epoch)s
+             AND event_id = ANY(%(ids)s::text[])
+           ORDER BY event_id""",
+        {**stream, "ids": list(event_ids)},
+    ).fetchall()
+    rows += cursor.execute(
+        """SELECT event_id, position FROM product.inbox
+           WHERE tenant_id = %(tenant)s AND catalog_id = %(catalog)s AND history_epoch = %(epoch)s
+             AND position = ANY(%(positions)s::bigint[])
+           ORDER BY position""",
+        {**stream, "positions": list(positions)},
+    ).fetchall()
+    return KnownDeliveries(frozenset(r.event_id for r in rows), {r.position: r.event_id for r in rows})
+
+
+def insert_settled(
+    conn: Connection, scope: ProjectedScope, deliveries: Sequence[tuple[ProductEvent, Outcome]]
+) -> None:
+    """AW-04 "Inbox insert", set-based: one row per fresh event with its outcome (a parked one stays unsettled).
+    The caller screened the batch with ``known`` under the stream lock, so a conflict here is a bug and fails
+    the transaction."""
+    if not deliveries:
+        return
     conn.execute(
-        """UPDATE product.inbox SET outcome = %s, settled_at = now()
-           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND event_id = %s""",
-        (outcome.value, scope.tenant_id, scope.catalog_id, scope.history_epoch, event_id),
+        """INSERT INTO product.inbox (tenant_id, catalog_id, history_epoch, event_id, position, aggregate_type,
+               aggregate_id, aggregate_revision, outcome, settled_at)
+           SELECT %s, %s, %s, e, p, t, i, r, o, CASE WHEN o = 'parked' THEN NULL ELSE now() END
+             FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[], %s::bigint[], %s::text[])
+                  AS u(e, p, t, i, r, o)""",
+        (
+            scope.tenant_id,
+            scope.catalog_id,
+            scope.history_epoch,
+            [event.event_id for event, _ in deliveries],
+            [event.position for event, _ in deliveries],
+            [event.aggregate.type for event, _ in deliveries],
+            [event.aggregate.id for event, _ in deliveries],
+            [event.revision for event, _ in deliveries],
+            [outcome.value for _, outcome in deliveries],
+        ),
+    )
+
+
+def settle_many(conn: Connection, scope: ProjectedScope, outcomes: Mapping[str, Outcome]) -> None:
+    """Released parked events of earlier transactions, settled as applied or, if a later revision won
+    meanwhile, as stale."""
+    if not outcomes:
+        return
+    conn.execute(
+        """UPDATE product.inbox i SET outcome = u.o, settled_at = now()
+           FROM unnest(%s::text[], %s::text[]) AS u(e, o)
+           WHERE i.tenant_id = %s AND i.catalog_id = %s AND i.history_epoch = %s AND i.event_id = u.e""",
+        (
+            list(outcomes),
+            [o.value for o in outcomes.values()],
+            scope.tenant_id,
+            scope.catalog_id,
+            scope.history_epoch,
+        ),
     )
 
 
@@ -96,21 +145,28 @@ def recorded_outcome(conn: Connection, change: AcceptedChange) -> Outcome | None
     return Outcome(outcome) if outcome is not None else None
 
 
-def park(conn: Connection, scope: ProjectedScope, event: ProductEvent, waiting_for: Requirement) -> None:
+def park_many(
+    conn: Connection, scope: ProjectedScope, parked: Sequence[tuple[ProductEvent, Requirement]]
+) -> None:
+    """AW-04 "park the event (parked row)": the full message, and the aggregate revision it waits for."""
+    if not parked:
+        return
     conn.execute(
         """INSERT INTO product.parked_event (tenant_id, catalog_id, history_epoch, event_id, position,
                waiting_for_type, waiting_for_id, waiting_for_revision, event)
-           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+           SELECT %s, %s, %s, e, p, t, i, r, m::jsonb
+             FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[], %s::bigint[], %s::text[])
+                  AS u(e, p, t, i, r, m)""",
         (
             scope.tenant_id,
             scope.catalog_id,
             scope.history_epoch,
-            event.event_id,
-            event.position,
-            waiting_for.aggregate.type,
-            waiting_for.aggregate.id,
-            waiting_for.revision,
-            Jsonb(event.change.model_dump(mode="json")),
+            [event.event_id for event, _ in parked],
+            [event.position for event, _ in parked],
+            [req.aggregate.type for _, req in parked],
+            [req.aggregate.id for _, req in parked],
+            [req.revision for _, req in parked],
+            [json.dumps(event.change.model_dump(mode="json")) for event, _ in parked],
         ),
     )
 
@@ -118,25 +174,60 @@ def park(conn: Connection, scope: ProjectedScope, event: ProductEvent, waiting_f
 @dataclass(frozen=True, slots=True)
 class ParkedEvent:
     position: int
+    waiting_for_type: str
+    waiting_for_id: str
+    waiting_for_revision: int
     message: dict[str, Any]
 
+    @property
+    def waiting_for(self) -> Requirement:
+        return Requirement(
+            AggregateKey(self.waiting_for_type, self.waiting_for_id), self.waiting_for_revision
+        )
 
-def unpark_ready(
-    conn: Connection, scope: ProjectedScope, aggregate: AggregateKey, revision: int
+
+def parked_waiting_for(
+    conn: Connection, scope: ProjectedScope, aggregates: Iterable[AggregateKey]
 ) -> list[ParkedEvent]:
-    """Remove and return, in position order, the events waiting for ``aggregate`` at ``revision`` or lower."""
-    parked = (
+    """The stored parked events waiting for any of ``aggregates`` (at any revision), in position order. The
+    caller deletes the ones it takes up (``delete_parked``) in the same transaction."""
+    keys = sorted({(a.type, a.id) for a in aggregates})
+    if not keys:
+        return []
+    # An index scan of parked_event_waiting (= ANY on type and id), the exact pairs picked here.
+    rows = (
         conn.cursor(row_factory=class_row(ParkedEvent))
         .execute(
-            """DELETE FROM product.parked_event
-               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s
-                 AND waiting_for_type = %s AND waiting_for_id = %s AND waiting_for_revision <= %s
-               RETURNING position, event AS message""",
-            (scope.tenant_id, scope.catalog_id, scope.history_epoch, aggregate.type, aggregate.id, revision),
+            """SELECT position, waiting_for_type, waiting_for_id, waiting_for_revision, event AS message
+                 FROM product.parked_event
+                WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s
+                  AND waiting_for_type = ANY(%s::text[]) AND waiting_for_id = ANY(%s::text[])
+                ORDER BY waiting_for_type, waiting_for_id, waiting_for_revision""",
+            (
+                scope.tenant_id,
+                scope.catalog_id,
+                scope.history_epoch,
+                sorted({t for t, _ in keys}),
+                [i for _, i in keys],
+            ),
         )
         .fetchall()
     )
-    return sorted(parked, key=lambda p: p.position)
+    wanted = set(keys)
+    return sorted(
+        (row for row in rows if (row.waiting_for_type, row.waiting_for_id) in wanted),
+        key=lambda row: row.position,
+    )
+
+
+def delete_parked(conn: Connection, scope: ProjectedScope, event_ids: Sequence[str]) -> None:
+    if not event_ids:
+        return
+    conn.execute(
+        """DELETE FROM product.parked_event
+           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND event_id = ANY(%s::text[])""",
+        (scope.tenant_id, scope.catalog_id, scope.history_epoch, list(event_ids)),
+    )
 
 
 # --- what ``progress`` reads: the contiguous walk and the lag/parked report ----------------------------------
@@ -201,3 +292,19 @@ def stream_backlog(conn: Connection, scope: ProjectedScope) -> StreamBacklog:
     )
     assert backlog is not None  # an aggregate without GROUP BY returns one row
     return backlog
+
+
+def gap_opened_at(conn: Connection, scope: ProjectedScope, contiguous: int) -> datetime | None:
+    """When the oldest delivery still waiting behind the stream's first gap arrived (None: no gap is open, or
+    only the tail may be missing). A gap is open while positions after the contiguous one are in the inbox,
+    parked or settled, and the next one is not."""
+    opened: datetime | None = (
+        conn.cursor(row_factory=scalar_row)
+        .execute(
+            """SELECT min(received_at) FROM product.inbox
+               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND position > %s""",
+            (scope.tenant_id, scope.catalog_id, scope.history_epoch, contiguous),
+        )
+        .fetchone()
+    )
+    return opened

@@ -1,14 +1,21 @@
 """The internal projection: applied revisions and the full state of items, listings and mappings (AW-04 "Apply
 projection": upsert by aggregate, set applied rev). Internal state is never served publicly; releases are.
 
+Every write is set-based: one statement per table for a whole batch of deliveries (``unnest`` of arrays), so the
+cost of a product transaction grows with its rows, not with round trips. A batch hands each aggregate's last
+applied state once (a later revision of the same aggregate in the batch replaced the earlier one in memory).
+
 This module owns ``applied_revision``, ``item_projection``, ``listing_projection`` and
 ``listing_mapping_projection``.
 """
 
 from __future__ import annotations
 
-from psycopg.rows import scalar_row
-from psycopg.types.json import Jsonb
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from psycopg.rows import class_row
 
 from prw_platform.contracts import ItemPayload, ListingPayload, MappingPayload
 from prw_platform.db.database import Connection
@@ -16,40 +23,78 @@ from prw_platform.product.events import AggregateKey, ProductEvent
 from prw_platform.product.scopes import ProjectedScope
 
 
-def applied_revision(conn: Connection, scope: ProjectedScope, aggregate: AggregateKey) -> int:
-    """The applied revision of an aggregate; 0 when none is applied yet."""
-    with conn.cursor(row_factory=scalar_row) as cur:
-        revision: int | None = cur.execute(
-            """SELECT revision FROM product.applied_revision
-               WHERE tenant_id = %s AND catalog_id = %s AND aggregate_type = %s AND aggregate_id = %s""",
-            (scope.tenant_id, scope.catalog_id, aggregate.type, aggregate.id),
-        ).fetchone()
-    return revision or 0
+@dataclass(frozen=True, slots=True)
+class AppliedRow:
+    aggregate: AggregateKey
+    revision: int
+    position: int
 
 
-def set_applied_revision(conn: Connection, scope: ProjectedScope, event: ProductEvent) -> None:
+@dataclass(frozen=True, slots=True)
+class _Revision:
+    aggregate_type: str
+    aggregate_id: str
+    revision: int
+
+
+def applied_revisions(
+    conn: Connection, scope: ProjectedScope, aggregates: Iterable[AggregateKey]
+) -> dict[AggregateKey, int]:
+    """The applied revision of each aggregate; 0 for those none is applied for yet."""
+    keys = sorted({(a.type, a.id) for a in aggregates})
+    found: dict[AggregateKey, int] = {AggregateKey(t, i): 0 for t, i in keys}
+    if not keys:
+        return found
+    # Index scans on the primary key (= ANY on both key columns), the exact pairs picked below: a join with
+    # unnest() was planned as a hash join over the whole table once the statement was prepared.
+    rows = (
+        conn.cursor(row_factory=class_row(_Revision))
+        .execute(
+            """SELECT aggregate_type, aggregate_id, revision FROM product.applied_revision
+               WHERE tenant_id = %s AND catalog_id = %s
+                 AND aggregate_type = ANY(%s::text[]) AND aggregate_id = ANY(%s::text[])
+               ORDER BY aggregate_type, aggregate_id""",
+            (scope.tenant_id, scope.catalog_id, sorted({t for t, _ in keys}), [i for _, i in keys]),
+        )
+        .fetchall()
+    )
+    for row in rows:
+        key = AggregateKey(row.aggregate_type, row.aggregate_id)
+        if key in found:
+            found[key] = row.revision
+    return found
+
+
+def upsert_applied_revisions(conn: Connection, scope: ProjectedScope, rows: Sequence[AppliedRow]) -> None:
+    if not rows:
+        return
     conn.execute(
         """INSERT INTO product.applied_revision (tenant_id, catalog_id, aggregate_type, aggregate_id, revision,
                position)
-           VALUES (%s, %s, %s, %s, %s, %s)
+           SELECT %s, %s, t, i, r, p FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[]) AS u(t, i, r, p)
            ON CONFLICT (tenant_id, catalog_id, aggregate_type, aggregate_id) DO UPDATE
               SET revision = excluded.revision, position = excluded.position, applied_at = now()""",
         (
             scope.tenant_id,
             scope.catalog_id,
-            event.aggregate.type,
-            event.aggregate.id,
-            event.revision,
-            event.position,
+            [r.aggregate.type for r in rows],
+            [r.aggregate.id for r in rows],
+            [r.revision for r in rows],
+            [r.position for r in rows],
         ),
     )
 
 
-def upsert_item(conn: Connection, scope: ProjectedScope, event: ProductEvent, item: ItemPayload) -> None:
+def upsert_items(
+    conn: Connection, scope: ProjectedScope, items: Sequence[tuple[ProductEvent, ItemPayload]]
+) -> None:
+    if not items:
+        return
     conn.execute(
         """INSERT INTO product.item_projection (tenant_id, catalog_id, generation, item_id, revision, status,
                fields, position)
-           VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+           SELECT %s, %s, %s, i, r, s, f::jsonb, p
+             FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[], %s::bigint[]) AS u(i, r, s, f, p)
            ON CONFLICT (tenant_id, catalog_id, generation, item_id) DO UPDATE
               SET revision = excluded.revision, status = excluded.status, fields = excluded.fields,
                   position = excluded.position, updated_at = now()""",
@@ -57,22 +102,25 @@ def upsert_item(conn: Connection, scope: ProjectedScope, event: ProductEvent, it
             scope.tenant_id,
             scope.catalog_id,
             scope.serving_generation,
-            item.item,
-            event.revision,
-            item.status,
-            Jsonb(event.change.payload),
-            event.position,
+            [item.item for _, item in items],
+            [event.revision for event, _ in items],
+            [item.status for _, item in items],
+            [json.dumps(event.change.payload) for event, _ in items],
+            [event.position for event, _ in items],
         ),
     )
 
 
-def upsert_listing(
-    conn: Connection, scope: ProjectedScope, event: ProductEvent, listing: ListingPayload
+def upsert_listings(
+    conn: Connection, scope: ProjectedScope, listings: Sequence[tuple[ProductEvent, ListingPayload]]
 ) -> None:
+    if not listings:
+        return
     conn.execute(
         """INSERT INTO product.listing_projection (tenant_id, catalog_id, generation, listing_id, revision, fields,
                position)
-           VALUES (%s, %s, %s, %s, %s, %s, %s)
+           SELECT %s, %s, %s, l, r, f::jsonb, p
+             FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::bigint[]) AS u(l, r, f, p)
            ON CONFLICT (tenant_id, catalog_id, generation, listing_id) DO UPDATE
               SET revision = excluded.revision, fields = excluded.fields, position = excluded.position,
                   updated_at = now()""",
@@ -80,22 +128,25 @@ def upsert_listing(
             scope.tenant_id,
             scope.catalog_id,
             scope.serving_generation,
-            listing.listing,
-            event.revision,
-            Jsonb(event.change.payload),
-            event.position,
+            [listing.listing for _, listing in listings],
+            [event.revision for event, _ in listings],
+            [json.dumps(event.change.payload) for event, _ in listings],
+            [event.position for event, _ in listings],
         ),
     )
 
 
-def upsert_mapping(
-    conn: Connection, scope: ProjectedScope, event: ProductEvent, mapping: MappingPayload
+def upsert_mappings(
+    conn: Connection, scope: ProjectedScope, mappings: Sequence[tuple[ProductEvent, MappingPayload]]
 ) -> None:
+    if not mappings:
+        return
     # INV-01: one row per listing, so a listing has at most one current item mapping.
     conn.execute(
         """INSERT INTO product.listing_mapping_projection (tenant_id, catalog_id, generation, listing_id, item_id,
                revision, fields, position)
-           VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+           SELECT %s, %s, %s, l, i, r, f::jsonb, p
+             FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::text[], %s::bigint[]) AS u(l, i, r, f, p)
            ON CONFLICT (tenant_id, catalog_id, generation, listing_id) DO UPDATE
               SET item_id = excluded.item_id, revision = excluded.revision, fields = excluded.fields,
                   position = excluded.position, updated_at = now()""",
@@ -103,10 +154,10 @@ def upsert_mapping(
             scope.tenant_id,
             scope.catalog_id,
             scope.serving_generation,
-            mapping.listing,
-            mapping.item,
-            event.revision,
-            Jsonb(event.change.payload),
-            event.position,
+            [mapping.listing for _, mapping in mappings],
+            [mapping.item for _, mapping in mappings],
+            [event.revision for event, _ in mappings],
+            [json.dumps(event.change.payload) for event, _ in mappings],
+            [event.position for event, _ in mappings],
         ),
     )

@@ -92,3 +92,15 @@ def append_events(conn: Connection, cursor: LockedCursor, events: Sequence[Accep
         # Only possible if a writer skipped lock_cursor: refuse rather than commit a gap or a duplicate.
         raise RuntimeError(f"stream cursor of {stream} moved while locked")
     return LockedCursor(stream, expected[-1])
+
+
+def committed_position(conn: Connection, stream: StreamRef) -> int | None:
+    """The stream's committed cursor W without locking it (a reader's view, e.g. the export stream); None for a
+    stream that was never opened."""
+    with conn.cursor(row_factory=class_row(_CursorRow)) as cur:
+        row = cur.execute(
+            """SELECT committed_position, fenced_at FROM resolver.stream_cursor
+               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s""",
+            (stream.tenant_id, stream.catalog_id, stream.history_epoch),
+        ).fetchone()
+    return None if row is None else row.committed_position

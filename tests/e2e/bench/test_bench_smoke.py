@@ -89,3 +89,12 @@ def test_bench_extraction_smoke_times_the_parse_the_eval_and_the_command() -> No
         rf"^eval in process, vs 1\.1\.0 parse\s+-\s+{RATIO}\s+{RATIO}$",
         rf"^prw eval extraction, vs in process\s+-\s+{RATIO}\s+{RATIO}$",
     )
+
+
+def test_bench_apply_smoke_relays_and_applies_a_shuffled_stream_without_divergence(pg_admin_url: str) -> None:
+    output = run_bench("bench_apply.py", "--database-url", pg_admin_url, "--drops", "0.01")
+    assert_lines(
+        output,
+        rf"^relay \+ apply, end to end\s+[\d,]+\s+[\d,]+\s+{RATIO}$",
+        r"^divergence from the serial state: 0 rows; contiguous position 2,000 of 2,000; parked 0$",
+    )

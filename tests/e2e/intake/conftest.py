@@ -22,6 +22,7 @@ from prw_platform.auth import (
 from prw_platform.config import Settings
 from prw_platform.db.database import Database
 from prw_platform.queues.postgres import PostgresQueue
+from prw_platform.resolver.exports import ExportService
 from prw_platform.resolver.intake import (
     CollectorService,
     IntakeContext,
@@ -51,6 +52,8 @@ class IntakeApiServices:
     intake: IntakeService
     auth: CollectorAuthService
     collectors: CollectorService
+    #: The product principal's export stream (GET /v1/exports/events), served by the same origin.
+    exports: ExportService
 
 
 @pytest.fixture(scope="module")
@@ -117,13 +120,14 @@ def services(
         ),
         CollectorAuthService.from_settings(settings, resolver_db, TokenSettings()),
         CollectorService(resolver_db),
+        ExportService(resolver_db),
     )
 
 
 @pytest.fixture
 def server(settings: Settings, services: IntakeApiServices) -> Iterator[BackgroundServer]:
     with BackgroundServer(
-        create_app(settings, services.intake, services.auth, services.collectors)
+        create_app(settings, services.intake, services.auth, services.collectors, services.exports)
     ) as running:
         yield running
 

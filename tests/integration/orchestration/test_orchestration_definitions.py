@@ -28,6 +28,7 @@ def test_the_whole_definitions_load() -> None:
         "resolution_job",
         "relay_job",
         "apply_job",
+        "gaps_job",
         "sweep_job",
         "platform_state_job",
     }
@@ -35,6 +36,7 @@ def test_the_whole_definitions_load() -> None:
         "resolution_jobs_sensor",
         "outbox_relay_sensor",
         "accepted_changes_sensor",
+        "gaps_sensor",
     }
     assert {s.name for s in repository.schedule_defs} == {"pending_job_sweep", "platform_state_schedule"}
     checks = {key.name for key in repository.asset_graph.asset_check_keys}
@@ -43,11 +45,13 @@ def test_the_whole_definitions_load() -> None:
         "inv03_contiguous_positions",
         "inv08_projection_lag",
         "collectors_reporting",
+        "product_gap_age",
     }
     assert {key.to_user_string() for key in repository.asset_graph.get_all_asset_keys()} == {
         "captures",
         "accepted_change_stream",
         "product_projection",
+        "product_gaps",
         "collector_fleet",
     }
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import psycopg
@@ -284,6 +284,9 @@ class CrashBeforeAck(PostgresQueue):
     def ack(self, handle: ReceiptHandle) -> bool:
         raise SimulatedCrash(handle.message_id)
 
+    def ack_batch(self, handles: Sequence[ReceiptHandle]) -> list[bool]:
+        raise SimulatedCrash(", ".join(handle.message_id for handle in handles))
+
 
 def test_aw04_crash_between_commit_and_ack_redelivers_after_the_visibility_timeout_as_a_duplicate(
     scope: ProjectedScope,
@@ -326,10 +329,10 @@ class OutlivedVisibility(PostgresQueue):
         self._rival = rival
         self.rival_deliveries = 0
 
-    def ack(self, handle: ReceiptHandle) -> bool:
+    def ack_batch(self, handles: Sequence[ReceiptHandle]) -> list[bool]:
         expire_visibility(self._db_url)
         self.rival_deliveries += len(self._rival.receive(10, visibility_timeout=0))
-        return super().ack(handle)
+        return super().ack_batch(handles)
 
 
 def test_an_ack_after_the_visibility_timeout_is_reported_and_the_redelivery_is_a_duplicate(

@@ -1,0 +1,90 @@
+"""The resolver's export stream (if_projection_bootstrap "Retrieve retained events", issue 9 gap closure):
+``GET /v1/exports/events?after=W&history_epoch=E&limit=N`` serves a product principal the committed, authorized
+events of its catalog's stream after position W, in position order.
+
+The principal is an OAuth2 client-credentials client with scope ``exports:read`` (if_projection_bootstrap
+Authentication), bound to one tenant and catalog: "Tenant and catalog come from the authenticated identity. Any
+client-supplied tenant_id, catalog_id [...] is only checked against those grants; it never grants access.
+Mismatch -> 403 TENANT_SCOPE_DENIED."
+
+One REPEATABLE READ READ ONLY snapshot reads the committed cursor H of the stream and the events in (W, H]:
+positions are allocated under the cursor lock and commit in position order (AW-01), so every event at or below H
+is committed and visible, and the page never shows a hole. Retention leases and 410 EXPORT_EXPIRED come with the
+retention issue; until then nothing is pruned, so every position is still there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from prw_platform.auth.principal import CollectorPrincipal
+from prw_platform.auth.scopes import EXPORTS_READ
+from prw_platform.db.database import REPEATABLE_READ, Connection, Database
+from prw_platform.resolver import outbox
+from prw_platform.resolver.decisions.commands import StreamRef
+from prw_platform.resolver.decisions.stream import committed_position
+from prw_platform.resolver.intake.errors import NotFound, TenantScopeDenied, ValidationFailed
+
+#: Events per page at most (and by default).
+MAX_EXPORT_LIMIT: Final = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class ExportPage:
+    tenant_id: str
+    catalog_id: str
+    history_epoch: str
+    after: int
+    #: The stream's committed cursor in the page's snapshot: the head a consumer must reach.
+    head: int
+    #: product.accepted-change.v1 messages, in position order, positions ``after + 1 ...`` without a hole.
+    events: tuple[dict[str, Any], ...]
+
+    @property
+    def next_after(self) -> int:
+        """Where the next page starts: the last position served, or ``after`` for an empty page."""
+        return self.events[-1]["sequence"] if self.events else self.after
+
+
+class ExportService:
+    """The export stream over ``resolver_app`` (API timeouts), tenant-scoped by RLS (INV-06)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def events(
+        self,
+        principal: CollectorPrincipal,
+        *,
+        after: int,
+        history_epoch: str,
+        limit: int = MAX_EXPORT_LIMIT,
+        catalog_id: str | None = None,
+    ) -> ExportPage:
+        principal.require_scope(EXPORTS_READ)
+        if catalog_id is not None and catalog_id != principal.catalog_id:
+            raise TenantScopeDenied(f"this client may export {principal.catalog_id} only")
+        if after < 0 or not 1 <= limit <= MAX_EXPORT_LIMIT or not history_epoch:
+            raise ValidationFailed(
+                f"after >= 0, 1 <= limit <= {MAX_EXPORT_LIMIT} and a history_epoch are required"
+            )
+        stream = StreamRef(principal.tenant_id, principal.catalog_id, history_epoch)
+
+        def read(conn: Connection) -> ExportPage:
+            head = committed_position(conn, stream)
+            if head is None:
+                raise NotFound(f"no stream {history_epoch} in catalog {principal.catalog_id}")
+            rows = outbox.read_stream(
+                conn, stream.tenant_id, stream.catalog_id, history_epoch, after, head, limit
+            )
+            return ExportPage(
+                tenant_id=stream.tenant_id,
+                catalog_id=stream.catalog_id,
+                history_epoch=history_epoch,
+                after=after,
+                head=head,
+                events=tuple(row.body for row in rows),
+            )
+
+        return self._db.run(read, tenant_id=principal.tenant_id, isolation=REPEATABLE_READ, read_only=True)
