@@ -16,13 +16,19 @@ from prw_platform.product.catalog import DEFAULT_CATALOG_ID, DEFAULT_TENANT_ID, 
 from prw_platform.product.consumer.driver import ProductApply
 from prw_platform.product.queries import (
     DEFAULT_PAGE_SIZE,
+    MAX_FACETS,
     MAX_PAGE_SIZE,
+    ItemDetail,
     ItemFilters,
     ItemPage,
     PublicItem,
+    Release,
+    SourceSummary,
     serialize_item,
     serialize_page,
+    serialize_source,
 )
+from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
 from prw_platform.provisioning import CatalogProvisioning, CatalogSpec, ProvisionedCatalog, SourceSpec
 from prw_platform.reports import OperatorReports
 from prw_platform.resolver.decisions import DecisionService
@@ -54,6 +60,7 @@ __all__ = [
     "DEFAULT_CATALOG_ID",
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_TENANT_ID",
+    "MAX_FACETS",
     "MAX_PAGE_SIZE",
     "CaptureSubmission",
     "CatalogProvisioning",
@@ -70,6 +77,7 @@ __all__ = [
     "HeartbeatAck",
     "IntakeService",
     "IssuedToken",
+    "ItemDetail",
     "ItemFilters",
     "ItemPage",
     "Lease",
@@ -81,17 +89,22 @@ __all__ = [
     "ProvisionedClient",
     "PublicCatalog",
     "PublicItem",
+    "RateLimiter",
     "Receipt",
     "ReceiptStatus",
     "Registered",
     "Registration",
     "Relay",
+    "Release",
     "ResolutionConsumer",
     "RunReport",
     "SourceSpec",
+    "SourceSummary",
     "TenantReceipt",
+    "TokenBucketLimiter",
     "UploadDeclaration",
     "WorkerPolicy",
     "serialize_item",
     "serialize_page",
+    "serialize_source",
 ]
