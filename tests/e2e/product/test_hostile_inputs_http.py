@@ -124,7 +124,12 @@ class _FailingCatalog(PublicCatalog):
         raise AssertionError("unreachable")
 
     def items(
-        self, filters: ItemFilters, *, limit: int = 20, cursor: str | None = None, facets: tuple[str, ...] = ()
+        self,
+        filters: ItemFilters,
+        *,
+        limit: int = 20,
+        cursor: str | None = None,
+        facets: tuple[str, ...] = (),
     ) -> ItemPage:
         self._fail()
 

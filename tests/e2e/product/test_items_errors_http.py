@@ -87,7 +87,18 @@ def test_the_operation_ids_are_stable_and_the_attribute_filters_are_documented(h
         ("/v1/sources/{source_id}", "get"): "getSource",
     }
     parameters = {p["name"]: p for p in spec["paths"]["/v1/items"]["get"]["parameters"]}
-    assert set(parameters) == {"class", "profile", "brand", "gtin", "mpn", "q", "facets", "limit", "cursor", "attr"}
+    assert set(parameters) == {
+        "class",
+        "profile",
+        "brand",
+        "gtin",
+        "mpn",
+        "q",
+        "facets",
+        "limit",
+        "cursor",
+        "attr",
+    }
     assert parameters["attr"]["style"] == "deepObject"
     responses = spec["paths"]["/v1/items/{item_id}"]["get"]["responses"]
     assert responses["200"]["content"]["application/json"]["schema"]["$ref"].endswith("PublicItemDetailBody")

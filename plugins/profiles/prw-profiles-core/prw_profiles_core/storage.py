@@ -175,7 +175,11 @@ STORAGE_CLASSES = (
             {"storage:form_factor": tuple(f for f in FORM_FACTORS if f.startswith(("m.2", "msata", "u.2")))},
         ),
     ),
-    ItemClass("cls_storage_hdd", "Hard disk drives: the 3.5in form factor.", any_of=({"storage:form_factor": ("3.5in",)},)),
+    ItemClass(
+        "cls_storage_hdd",
+        "Hard disk drives: the 3.5in form factor.",
+        any_of=({"storage:form_factor": ("3.5in",)},),
+    ),
 )
 
 
