@@ -8,6 +8,7 @@ caller reads the scope (``scopes.find_scope``) in the same transaction. Nothing 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -237,66 +238,121 @@ SELECT p.generation, p.publication_revision AS current_revision, i.item_id, i.pu
    AND i.item_id = %(item)s"""
 ).format(scope=_SCOPE, listings=sql.SQL(_LISTINGS_OF))
 
-# A numeric comparison only between two numbers written as decimals (a CASE, so no cast is tried on other text).
-_NUMERIC = r"'^-?[0-9]+(\.[0-9]+)?$'"
-_MATCHED = sql.SQL(
-    """matched AS NOT MATERIALIZED (
-    SELECT i.item_id, i.published_revision, i.publication_revision, i.fields
-      FROM pointer p
-      JOIN product.public_item i
-        ON i.tenant_id = %(tenant)s AND i.catalog_id = %(catalog)s AND i.generation = p.generation
-     WHERE (%(brand)s::text IS NULL OR lower(i.fields->>'brand') = lower(%(brand)s::text))
-       AND (%(gtin)s::text IS NULL OR i.fields->'identifiers'->>'gtin' = %(gtin)s::text)
-       AND (%(mpn)s::text IS NULL OR i.fields->'identifiers'->>'mpn' = %(mpn)s::text)
-       AND (%(profile)s::text IS NULL OR i.fields->>'profile' = %(profile)s::text)
-       AND NOT EXISTS (
-           SELECT 1 FROM unnest(%(terms)s::text[]) AS t (pattern)
-            WHERE NOT concat_ws(' ', i.fields->>'title', i.fields->>'brand', i.fields->'identifiers'->>'mpn',
-                                i.fields->'identifiers'->>'gtin') ILIKE t.pattern)
-       AND NOT EXISTS (
-           SELECT 1 FROM unnest(%(attr_keys)s::text[], %(attr_texts)s::text[], %(attr_canonical)s::text[],
-                                %(attr_units)s::text[]) AS f (key, text, canonical, unit)
-                CROSS JOIN LATERAL (SELECT i.fields->'attributes'->f.key->>'value' AS value,
-                                           i.fields->'attributes'->f.key->>'unit' AS unit) AS a
-            WHERE NOT coalesce(
-                  a.value = f.text
-                  OR concat_ws(' ', a.value, a.unit) = f.text
-                  OR (f.canonical IS NOT NULL AND coalesce(a.unit, '') = coalesce(f.unit, '')
-                      AND (a.value = f.canonical
-                           OR CASE WHEN a.value ~ {numeric} AND f.canonical ~ {numeric}
-                                   THEN a.value::numeric = f.canonical::numeric ELSE false END)),
-                  false))
-       AND (%(class_profile)s::text IS NULL OR (
-            split_part(i.fields->>'profile', '@', 1) = %(class_profile)s::text
-            AND EXISTS (
-                SELECT 1 FROM jsonb_array_elements(%(class_rules)s::jsonb) AS r (rule)
-                 WHERE NOT EXISTS (
-                       SELECT 1 FROM jsonb_each(r.rule) AS c (key, allowed)
-                        WHERE NOT coalesce(c.allowed ? (i.fields->'attributes'->c.key->>'value'), false)))))
-)"""
-).format(numeric=sql.SQL(_NUMERIC))
+# The list query is composed of the filters given, each a plain expression on the row, so PostgreSQL uses the
+# brand / GTIN indexes and evaluates nothing for an absent filter; the shapes are few (prepared per connection).
+_NUMBER = "'^-?[0-9]+(\\.[0-9]+)?$'"
+_ATTRIBUTE = "i.fields->'attributes'->{key}"
+_SIMPLE_FILTERS = {
+    "brand": "lower(i.fields->>'brand') = lower(%(brand)s::text)",
+    "gtin": "i.fields->'identifiers'->>'gtin' = %(gtin)s::text",
+    "mpn": "i.fields->'identifiers'->>'mpn' = %(mpn)s::text",
+    "profile": "i.fields->>'profile' = %(profile)s::text",
+}
+_TERM = """concat_ws(' ', i.fields->>'title', i.fields->>'brand', i.fields->'identifiers'->>'mpn',
+                    i.fields->'identifiers'->>'gtin') ILIKE {pattern}"""
+# An attribute matches the text as typed (its value, or value and unit), or the canonical value and unit a profile
+# read the text as; two numbers compare as numbers ("1000" and "1000.0"), in a CASE so no other text is cast.
+_AS_TYPED = "({a}->>'value' = {text} OR concat_ws(' ', {a}->>'value', {a}->>'unit') = {text})"
+_CANONICAL = """coalesce({a}->>'unit', '') = {unit} AND ({a}->>'value' = {canonical}
+                 OR CASE WHEN {a}->>'value' ~ {number} THEN ({a}->>'value')::numeric = {canonical}::numeric
+                         ELSE false END)"""
+_CLASS_KEY = "i.fields->'attributes'->{key}->>'value' = ANY({allowed}::text[])"
 
-_ITEM_PAGE = sql.SQL(
-    """WITH {scope}, {matched},
-page AS (SELECT * FROM matched WHERE %(after)s::text IS NULL OR item_id > %(after)s::text
-          ORDER BY item_id LIMIT %(limit)s),
-facet AS (SELECT k.key, m.fields->'attributes'->k.key->'value' AS value,
+_MATCHED = """matched AS NOT MATERIALIZED (
+    SELECT i.item_id, i.published_revision, i.publication_revision, i.fields
+      FROM product.public_item i
+     WHERE i.tenant_id = %(tenant)s AND i.catalog_id = %(catalog)s AND i.generation = {generation}
+       AND {conditions})"""
+
+_PAGE = """page AS (SELECT * FROM matched WHERE %(after)s::text IS NULL OR item_id > %(after)s::text
+          ORDER BY item_id LIMIT %(limit)s)"""
+
+_FACET = """facet AS (SELECT k.key, m.fields->'attributes'->k.key->'value' AS value,
                  m.fields->'attributes'->k.key->>'unit' AS unit, count(*) AS count
             FROM matched m CROSS JOIN unnest(%(facet_keys)s::text[]) AS k (key)
-           WHERE cardinality(%(facet_keys)s::text[]) > 0
-             AND jsonb_typeof(m.fields->'attributes'->k.key->'value') IN ('string', 'number', 'boolean')
-           GROUP BY 1, 2, 3)
+           WHERE jsonb_typeof(m.fields->'attributes'->k.key->'value') IN ('string', 'number', 'boolean')
+           GROUP BY 1, 2, 3)"""
+
+_ITEM_PAGE = """WITH {scope}, {ctes}
 SELECT p.generation, p.publication_revision AS current_revision,
        (SELECT coalesce(jsonb_agg(jsonb_build_object('item_id', item_id,
                                                      'published_revision', published_revision,
                                                      'publication_revision', publication_revision,
                                                      'fields', fields) ORDER BY item_id), '[]'::jsonb)
           FROM page) AS items,
-       (SELECT coalesce(jsonb_agg(jsonb_build_object('key', key, 'value', value, 'unit', unit, 'count', count)
-                                  ORDER BY key, count DESC, value), '[]'::jsonb)
-          FROM facet) AS facets
+       {facets} AS facets
   FROM pointer p"""
-).format(scope=_SCOPE, matched=_MATCHED)
+
+_FACETS = """(SELECT coalesce(jsonb_agg(jsonb_build_object('key', key, 'value', value, 'unit', unit, 'count', count)
+                                  ORDER BY key, count DESC, value), '[]'::jsonb)
+          FROM facet)"""
+
+
+def _page_query(search: ItemSearch, params: dict[str, Any]) -> sql.Composed:
+    """The list statement for ``search``; fills ``params`` with the values of its placeholders."""
+    filters = search.filters
+    conditions: list[sql.Composable] = []
+    for name, condition in _SIMPLE_FILTERS.items():
+        if getattr(filters, name) is not None:
+            params[name] = getattr(filters, name)
+            conditions.append(sql.SQL(condition))
+    for n, word in enumerate((filters.text or "").split()):
+        params[f"term{n}"] = _like_pattern(word)
+        conditions.append(sql.SQL(_TERM).format(pattern=sql.Placeholder(f"term{n}")))
+    for n, attribute in enumerate(search.attributes):
+        params[f"attr{n}_key"], params[f"attr{n}_text"] = attribute.key, attribute.text
+        a = sql.SQL(_ATTRIBUTE).format(key=sql.Placeholder(f"attr{n}_key"))
+        match = sql.SQL(_AS_TYPED).format(a=a, text=sql.Placeholder(f"attr{n}_text"))
+        if attribute.canonical is not None:
+            params[f"attr{n}_canonical"], params[f"attr{n}_unit"] = attribute.canonical, attribute.unit or ""
+            canonical = sql.SQL(_CANONICAL).format(
+                a=a,
+                canonical=sql.Placeholder(f"attr{n}_canonical"),
+                unit=sql.Placeholder(f"attr{n}_unit"),
+                number=sql.SQL(_NUMBER),
+            )
+            # A canonical value that is not a number is never cast (the CASE needs both sides numeric).
+            if not re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", attribute.canonical):
+                canonical = sql.SQL(
+                    "coalesce({a}->>'unit', '') = {unit} AND {a}->>'value' = {canonical}"
+                ).format(
+                    a=a,
+                    canonical=sql.Placeholder(f"attr{n}_canonical"),
+                    unit=sql.Placeholder(f"attr{n}_unit"),
+                )
+            match = sql.SQL("({} OR ({}))").format(match, canonical)
+        conditions.append(sql.SQL("coalesce({}, false)").format(match))
+    if search.item_class is not None:
+        params["class_profile"] = search.item_class.profile
+        alternatives: list[sql.Composable] = []
+        for a_n, alternative in enumerate(search.item_class.any_of):
+            keys: list[sql.Composable] = [sql.SQL("true")]
+            for k_n, (key, allowed) in enumerate(sorted(alternative.items())):
+                params[f"class{a_n}_{k_n}_key"], params[f"class{a_n}_{k_n}_allowed"] = key, list(allowed)
+                keys.append(
+                    sql.SQL(_CLASS_KEY).format(
+                        key=sql.Placeholder(f"class{a_n}_{k_n}_key"),
+                        allowed=sql.Placeholder(f"class{a_n}_{k_n}_allowed"),
+                    )
+                )
+            alternatives.append(sql.SQL("({})").format(sql.SQL(" AND ").join(keys)))
+        conditions.append(
+            sql.SQL(
+                "(split_part(i.fields->>'profile', '@', 1) = %(class_profile)s::text AND coalesce({}, false))"
+            ).format(sql.SQL(" OR ").join(alternatives or [sql.SQL("false")]))
+        )
+    matched = sql.SQL(_MATCHED).format(
+        generation=sql.SQL(SERVING_GENERATION_SUBQUERY),
+        conditions=sql.SQL(" AND ").join(conditions or [sql.SQL("true")]),
+    )
+    ctes: list[sql.Composable] = [matched, sql.SQL(_PAGE)]
+    facets: sql.Composable = sql.SQL("'[]'::jsonb")
+    if search.facet_keys:
+        params["facet_keys"] = list(search.facet_keys)
+        ctes.append(sql.SQL(_FACET))
+        facets = sql.SQL(_FACETS)
+    return sql.SQL(_ITEM_PAGE).format(scope=_SCOPE, ctes=sql.SQL(", ").join(ctes), facets=facets)
+
 
 _SOURCE = sql.SQL(
     """WITH {scope}
@@ -349,27 +405,8 @@ def find_page(
 ) -> ItemRows | None:
     """Released items matching ``search``, by item id, the first ``limit`` after item id ``after``, with facet
     counts over every match (not only the page); None when the catalog is not projected here."""
-    filters = search.filters
-    item_class = search.item_class
-    params: dict[str, Any] = {
-        "tenant": tenant_id,
-        "catalog": catalog_id,
-        "brand": filters.brand,
-        "gtin": filters.gtin,
-        "mpn": filters.mpn,
-        "profile": filters.profile,
-        "terms": [_like_pattern(word) for word in (filters.text or "").split()],
-        "attr_keys": [a.key for a in search.attributes],
-        "attr_texts": [a.text for a in search.attributes],
-        "attr_canonical": [a.canonical for a in search.attributes],
-        "attr_units": [a.unit for a in search.attributes],
-        "class_profile": item_class.profile if item_class else None,
-        "class_rules": Jsonb(list(item_class.any_of) if item_class else []),
-        "after": after,
-        "limit": limit,
-        "facet_keys": list(search.facet_keys),
-    }
-    row = conn.execute(_ITEM_PAGE, params).fetchone()
+    params: dict[str, Any] = {"tenant": tenant_id, "catalog": catalog_id, "after": after, "limit": limit}
+    row = conn.execute(_page_query(search, params), params).fetchone()
     if row is None:
         return None
     items = [

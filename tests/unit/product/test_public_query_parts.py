@@ -50,9 +50,9 @@ def test_a_refused_request_does_not_spend_a_token() -> None:
 
 
 def test_a_rate_limit_needs_a_positive_rate_and_burst() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="positive rate"):
         TokenBucketLimiter(0, 1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="burst of at least 1"):
         TokenBucketLimiter(1, 0)
 
 
@@ -67,7 +67,7 @@ def test_a_cursor_decodes_only_with_its_key_and_its_filters() -> None:
         CursorCodec(b"x" * 32).decode(cursor, filters)
     with pytest.raises(InvalidQuery):
         codec.decode(cursor, ItemFilters(brand="Orbit"))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="at least 16 bytes"):
         CursorCodec(b"short")
 
 
