@@ -13,6 +13,7 @@ caller's ``InvalidData``; a statement timeout that outlives its retry is ``Datab
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -148,8 +149,12 @@ class Database:
         isolation: psycopg.IsolationLevel = READ_COMMITTED,
         read_only: bool = False,
         verify_commit: Callable[[Connection], T | None] | None = None,
+        pipeline: bool = False,
     ) -> T:
         """Run ``work(conn)`` in a transaction and commit, retrying what is safe to retry.
+
+        ``pipeline``: send BEGIN, the tenant setting and ``work``'s statements together (psycopg pipeline mode),
+        so a read of one statement costs one round trip to the server and the COMMIT another, instead of four.
 
         ``work`` must be a pure function of the database state (it may run several times).
         ``verify_commit``, if given, is called on a fresh connection (same tenant) after an ambiguous commit: it
@@ -166,10 +171,11 @@ class Database:
                     conn.isolation_level = isolation
                     conn.read_only = read_only
                     try:
-                        _set_tenant(conn, tenant_id)
-                        result = work(conn)
-                        committing = True
-                        conn.commit()
+                        with conn.pipeline() if pipeline else contextlib.nullcontext():
+                            _set_tenant(conn, tenant_id)
+                            result = work(conn)
+                            committing = True
+                            conn.commit()
                         return result
                     except BaseException:
                         if not conn.closed and not committing:

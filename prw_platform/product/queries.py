@@ -142,6 +142,7 @@ def get_release(db: Database, tenant_id: str, catalog_id: str) -> Release:
         lambda conn: public_store.current_release(conn, tenant_id, catalog_id),
         tenant_id=tenant_id,
         read_only=True,
+        pipeline=True,
     )
     return release or Release(0, None)
 
@@ -171,7 +172,7 @@ def list_public_items(
         # One more than a page tells whether a next page exists.
         return public_store.find_page(conn, tenant_id, catalog_id, search, after=after, limit=limit + 1)
 
-    rows = db.run(work, tenant_id=tenant_id, read_only=True)
+    rows = db.run(work, tenant_id=tenant_id, read_only=True, pipeline=True)
     if rows is None:  # not projected here: nothing was ever released
         return ItemPage((), None, None)
     items = tuple(rows.items[:limit])
@@ -211,6 +212,7 @@ def get_public_item_detail(db: Database, tenant_id: str, catalog_id: str, item_i
         lambda conn: public_store.find_item_detail(conn, tenant_id, catalog_id, item_id),
         tenant_id=tenant_id,
         read_only=True,
+        pipeline=True,
     )
     return ItemDetail(Release(0, None), None) if row is None else ItemDetail(row.release, row.item)
 
@@ -226,6 +228,7 @@ def get_public_source(db: Database, tenant_id: str, catalog_id: str, source_id: 
         lambda conn: public_store.find_source(conn, tenant_id, catalog_id, source_id),
         tenant_id=tenant_id,
         read_only=True,
+        pipeline=True,
     )
     if row is None or row.listings == 0:
         return None

@@ -53,7 +53,7 @@ ATTRIBUTE_FILTER_OPENAPI: Final[dict[str, Any]] = {
 }
 
 
-def get_catalog(request: Request) -> PublicCatalog:
+async def get_catalog(request: Request) -> PublicCatalog:
     catalog: PublicCatalog = request.app.state.catalog
     return catalog
 
@@ -73,7 +73,7 @@ class ItemQuery:
     facets: tuple[str, ...] = ()
 
 
-def item_query(
+async def item_query(
     request: Request,
     item_class: Annotated[
         str | None,
