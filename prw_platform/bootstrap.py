@@ -75,13 +75,16 @@ class Platform:
     _catalogs: dict[tuple[str, str], PublicCatalog] = field(default_factory=dict, repr=False)
 
     # -- Database pools, one per service role and timeout class (if_db). -----------------------------------------
-    def _database(self, url: str, role: str | None, timeout_ms: int, name: str) -> Database:
+    def _database(
+        self, url: str, role: str | None, timeout_ms: int, name: str, *, check_on_checkout: bool = True
+    ) -> Database:
         db = Database(
             url,
             role=role,
             statement_timeout_ms=timeout_ms,
             max_size=self.settings.db_pool_max_size,
             application_name=f"prw-{name}",
+            check_on_checkout=check_on_checkout,
         ).open(wait=self.wait_for_database)
         self._databases.append(db)
         return db
@@ -121,8 +124,13 @@ class Platform:
 
     @cached_property
     def product_api_db(self) -> Database:
+        # Public reads only, each retried on a broken connection: no liveness round trip per checkout.
         return self._database(
-            self.urls.main, roles.PRODUCT_APP, self.settings.statement_timeout_api_ms, "product-api"
+            self.urls.main,
+            roles.PRODUCT_APP,
+            self.settings.statement_timeout_api_ms,
+            "product-api",
+            check_on_checkout=False,
         )
 
     @cached_property

@@ -55,7 +55,10 @@ class Database:
         max_size: int = 10,
         application_name: str = "prw",
         pool_timeout_s: float = 10.0,
+        check_on_checkout: bool = True,
     ) -> None:
+        """``check_on_checkout=False`` skips the pool's liveness round trip on every checkout: for a pool of
+        read-only work only, where ``run`` retries a transaction whose connection turns out broken (if_db)."""
         self.conninfo = conninfo
         self.role = role
         self._statement_timeout_ms = statement_timeout_ms
@@ -66,7 +69,7 @@ class Database:
             timeout=pool_timeout_s,
             open=False,
             configure=self._configure,
-            check=ConnectionPool.check_connection,
+            check=ConnectionPool.check_connection if check_on_checkout else None,
             kwargs={"application_name": application_name, "row_factory": dict_row},
             name=f"prw-{role or 'owner'}",
         )
