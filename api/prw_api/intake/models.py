@@ -119,13 +119,3 @@ class TokenBody(BaseModel):
 class OAuthErrorBody(BaseModel):
     error: str
     error_description: str
-
-
-class ErrorDetail(BaseModel):
-    code: str
-    message: str
-    retryable: bool
-
-
-class ErrorBody(BaseModel):
-    error: ErrorDetail
