@@ -239,7 +239,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.smoke:
-        args.requests, args.items, args.blocks = 64, 50, 1
+        args.requests, args.items, args.blocks, args.workers = 64, 50, 1, 1
     admin_url, where = server_admin_url(args.database_url)
     with psycopg.connect(admin_url) as conn:
         version = conn.execute("SHOW server_version").fetchone()
