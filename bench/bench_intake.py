@@ -66,7 +66,7 @@ import bare_intake_app  # noqa: E402  (beside this script; uvicorn imports it th
 PRW = str(Path(sys.executable).parent / "prw")
 TENANT, CATALOG, SOURCE = "ten_bench", "cat_bench", "src_bench_web"
 PAGE_BYTES = 16 * 1024
-START_DEADLINE_S = 90.0
+START_DEADLINE_S = 240.0  # a loaded 2-core machine takes a minute to import two workers
 CAPTURE, ROUND = "capture alone", "upload + capture round"
 
 
@@ -160,34 +160,34 @@ def start(name: str, command: list[str], env: dict[str, str], port: int, log: Pa
     return Server(name, f"http://127.0.0.1:{port}", process, log)
 
 
-def serve_prw(settings: Settings, workers: int, work: Path) -> Server:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PRW_")} | {
-        "PRW_DATABASE_URL": str(settings.database_url),
-        "PRW_CONTROL_DATABASE_URL": str(settings.control_database_url),
-        "PRW_DATA_DIR": str(settings.data_dir),
-    }
+def serve_prw(
+    settings: Settings, workers: int, work: Path, origin: str = "intake", env: dict[str, str] | None = None
+) -> Server:
+    """``prw serve <origin> --workers N`` on the scratch databases (``env``: more ``PRW_*`` settings)."""
+    env = (
+        {k: v for k, v in os.environ.items() if not k.startswith("PRW_")}
+        | {
+            "PRW_DATABASE_URL": str(settings.database_url),
+            "PRW_CONTROL_DATABASE_URL": str(settings.control_database_url),
+            "PRW_DATA_DIR": str(settings.data_dir),
+        }
+        | (env or {})
+    )
     port = free_port()
-    command = [PRW, "serve", "intake", "--workers", str(workers), "--port", str(port)]
+    command = [PRW, "serve", origin, "--workers", str(workers), "--port", str(port)]
     command += ["--no-access-log", "--log-level", "warning"]
-    return start("prw serve intake", command, env, port, work / "prw-serve.log")
+    return start(f"prw serve {origin}", command, env, port, work / f"prw-serve-{origin}.log")
 
 
-def serve_bare(main_url: str, workers: int, work: Path) -> Server:
+def serve_bare(main_url: str, workers: int, work: Path, app: str = "bare_intake_app") -> Server:
+    """``uvicorn <app>:create_app --workers N`` from bench/, over ``BENCH_DATABASE_URL``."""
     store = work / "bare-store"
-    store.mkdir()
+    store.mkdir(exist_ok=True)
     env = {**os.environ, "BENCH_DATABASE_URL": main_url, "BENCH_STORE_DIR": str(store)}
     port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "bare_intake_app:create_app",
-        "--factory",
-        "--app-dir",
-        str(BENCH),
-    ]
+    command = [sys.executable, "-m", "uvicorn", f"{app}:create_app", "--factory", "--app-dir", str(BENCH)]
     command += ["--workers", str(workers), "--port", str(port), "--no-access-log", "--log-level", "warning"]
-    return start("bare FastAPI + psycopg", command, env, port, work / "bare.log")
+    return start("bare FastAPI + psycopg", command, env, port, work / f"{app}.log")
 
 
 # --- collectors -----------------------------------------------------------------------------------------------

@@ -19,8 +19,10 @@ from datetime import timedelta
 from functools import cached_property
 from types import TracebackType
 
-from prw_platform.auth import CollectorAuthService, CollectorClients, TokenSettings
+from prw_platform.auth import CollectorAuthService, CollectorClients, SigningKey, TokenSettings
+from prw_platform.auth.keys import derived_secret
 from prw_platform.auth.operators import OperatorSessions
+from prw_platform.auth.service import load_signing_key
 from prw_platform.clock import Clock, utc_now
 from prw_platform.config import Settings
 from prw_platform.db import roles
@@ -29,9 +31,12 @@ from prw_platform.db.locate import DatabaseUrls, locate_databases
 from prw_platform.db.migrate import MigrationStatus, migrate_all
 from prw_platform.pipeline import default_stages
 from prw_platform.plugins import PluginRegistry, get_plugin_manager
+from prw_platform.plugins.query import QueryVocabulary
 from prw_platform.product.catalog import PublicCatalog
 from prw_platform.product.consumer.driver import ProductApply
 from prw_platform.product.gaps import ExportSource, GapCloser, HttpExportSource
+from prw_platform.product.queries import CursorCodec
+from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
 from prw_platform.provisioning import CatalogProvisioning
 from prw_platform.queues import ACCEPTED_CHANGES, RESOLUTION_JOBS, Queue, build_queue
 from prw_platform.reports import OperatorReports
@@ -76,13 +81,16 @@ class Platform:
     _closers: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     # -- Database pools, one per service role and timeout class (if_db). -----------------------------------------
-    def _database(self, url: str, role: str | None, timeout_ms: int, name: str) -> Database:
+    def _database(
+        self, url: str, role: str | None, timeout_ms: int, name: str, *, check_on_checkout: bool = False
+    ) -> Database:
         db = Database(
             url,
             role=role,
             statement_timeout_ms=timeout_ms,
             max_size=self.settings.db_pool_max_size,
             application_name=f"prw-{name}",
+            check_on_checkout=check_on_checkout,
         ).open(wait=self.wait_for_database)
         self._databases.append(db)
         return db
@@ -122,8 +130,13 @@ class Platform:
 
     @cached_property
     def product_api_db(self) -> Database:
+        # Public reads only, each retried on a broken connection: no liveness round trip per checkout.
         return self._database(
-            self.urls.main, roles.PRODUCT_APP, self.settings.statement_timeout_api_ms, "product-api"
+            self.urls.main,
+            roles.PRODUCT_APP,
+            self.settings.statement_timeout_api_ms,
+            "product-api",
+            check_on_checkout=False,
         )
 
     @cached_property
@@ -324,8 +337,28 @@ class Platform:
         ``PRW_PRODUCT_CATALOG_ID``) unless a caller that binds another deployment names it."""
         key = (tenant_id or self.settings.product_tenant_id, catalog_id or self.settings.product_catalog_id)
         if key not in self._catalogs:
-            self._catalogs[key] = PublicCatalog(self.product_api_db, *key)
+            vocabulary = QueryVocabulary.from_registry(self.registry)
+            self._catalogs[key] = PublicCatalog(self.product_api_db, *key, vocabulary, self.product_cursors)
         return self._catalogs[key]
+
+    @cached_property
+    def product_cursors(self) -> CursorCodec:
+        """The public API's cursor signer: ``PRW_PRODUCT_CURSOR_SECRET``, else a key derived from the token
+        signing key (the same in every worker process of a deployment)."""
+        secret = self.settings.product_cursor_secret
+        if secret is not None:
+            return CursorCodec(secret.get_secret_value().encode())
+        return CursorCodec(derived_secret(self.token_signing_key, "prw product cursor v1"))
+
+    @cached_property
+    def token_signing_key(self) -> SigningKey:
+        return load_signing_key(self.settings, self.token_settings)
+
+    @cached_property
+    def public_rate_limiter(self) -> RateLimiter | None:
+        """if_product_query 429 RATE_LIMITED: the per-client limiter of the product API, if one is configured."""
+        rate = self.settings.product_rate_limit_per_second
+        return None if rate is None else TokenBucketLimiter(rate, self.settings.product_rate_limit_burst)
 
     @cached_property
     def reports(self) -> OperatorReports:

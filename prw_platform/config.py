@@ -108,6 +108,15 @@ class Settings(BaseSettings):
     #: serves this one released catalog; no request can pick another (INV-06).
     product_tenant_id: str = "ten_primary"
     product_catalog_id: str = "cat_primary"
+    #: Signs the public API's page cursors (HMAC-SHA256; at least 16 characters). Unset: derived from the token
+    #: signing key, so every worker and server sharing the data dir (or ``PRW_TOKEN_SIGNING_KEY_PEM``) agrees.
+    product_cursor_secret: SecretStr | None = None
+    #: if_product_query 429 RATE_LIMITED: requests per second per client address; unset: no limit here (the
+    #: seed puts rate limiting at the edge). ``product_rate_limit_burst`` requests may come at once.
+    product_rate_limit_per_second: float | None = Field(default=None, gt=0)
+    product_rate_limit_burst: int = Field(default=20, ge=1)
+    #: Cache-Control max-age of a public read (the ETag, from the release, revalidates it).
+    product_cache_max_age_seconds: int = Field(default=30, ge=0)
 
     #: A request body above this many bytes is refused with 413 before it is read, whatever route it is for
     #: (JSON and form bodies; the artifact PUT streams up to ``PRW_INTAKE_MAX_ARTIFACT_BYTES`` instead).

@@ -36,7 +36,10 @@ def product_app(
     """The product origin for one released catalog (if_product_query: the deployment binds the pair; default
     ``PRW_PRODUCT_TENANT_ID`` / ``PRW_PRODUCT_CATALOG_ID``)."""
     return create_product_app(
-        platform.settings, platform.public_catalog(tenant_id, catalog_id), lifespan=lifespan
+        platform.settings,
+        platform.public_catalog(tenant_id, catalog_id),
+        limiter=platform.public_rate_limiter,
+        lifespan=lifespan,
     )
 
 

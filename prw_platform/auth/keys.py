@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import hmac
 import os
 import secrets
 from dataclasses import dataclass
@@ -41,6 +42,15 @@ def signing_key_from_pem(pem: bytes) -> SigningKey:
     if not isinstance(key, Ed25519PrivateKey):
         raise ValueError("the token signing key must be an Ed25519 private key (PEM, PKCS#8)")
     return SigningKey.of(key)
+
+
+def derived_secret(key: SigningKey, purpose: str) -> bytes:
+    """A 32-byte secret for ``purpose`` derived from the private key (HMAC-SHA256 keyed by its raw bytes): every
+    process holding the key derives the same one, and it reveals nothing of the key."""
+    raw = key.private_key.private_bytes(
+        serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()
+    )
+    return hmac.digest(raw, purpose.encode(), "sha256")
 
 
 def load_or_create_signing_key(path: Path) -> SigningKey:

@@ -36,11 +36,7 @@ class CollectorAuthService:
         clock: Clock = utc_now,
     ) -> CollectorAuthService:
         config = token_settings or TokenSettings()
-        key: SigningKey
-        if config.signing_key_pem is not None:
-            key = signing_key_from_pem(config.signing_key_pem.get_secret_value().encode())
-        else:
-            key = load_or_create_signing_key(config.key_file(settings))
+        key = load_signing_key(settings, config)
         tokens = TokenService(
             key,
             issuer=config.issuer,
@@ -93,3 +89,11 @@ class CollectorAuthService:
     def check_credential(conn: Connection, principal: CollectorPrincipal) -> None:
         """The second check, in the caller's transaction (scoped to the principal's tenant)."""
         check_credential(conn, principal)
+
+
+def load_signing_key(settings: Settings, token_settings: TokenSettings | None = None) -> SigningKey:
+    """The token signing key: ``PRW_TOKEN_SIGNING_KEY_PEM``, else the key file (generated on first use)."""
+    config = token_settings or TokenSettings()
+    if config.signing_key_pem is not None:
+        return signing_key_from_pem(config.signing_key_pem.get_secret_value().encode())
+    return load_or_create_signing_key(config.key_file(settings))

@@ -13,6 +13,7 @@ caller's ``InvalidData``; a statement timeout that outlives its retry is ``Datab
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -54,7 +55,11 @@ class Database:
         max_size: int = 10,
         application_name: str = "prw",
         pool_timeout_s: float = 10.0,
+        check_on_checkout: bool = False,
     ) -> None:
+        """``check_on_checkout=True`` adds the pool's liveness round trip to every checkout. By default a broken
+        connection fails its transaction, which ``run`` retries on a fresh one, and the idle ones are then checked
+        (if_db)."""
         self.conninfo = conninfo
         self.role = role
         self._statement_timeout_ms = statement_timeout_ms
@@ -67,6 +72,7 @@ class Database:
             configure=self._configure,
             # No check per checkout (a round trip on every transaction): a broken connection fails its
             # transaction, which ``run`` retries on a fresh one, and ``_connection`` then checks the idle ones.
+            check=ConnectionPool.check_connection if check_on_checkout else None,
             kwargs={"application_name": application_name, "row_factory": dict_row},
             name=f"prw-{role or 'owner'}",
         )
@@ -149,8 +155,12 @@ class Database:
         isolation: psycopg.IsolationLevel = READ_COMMITTED,
         read_only: bool = False,
         verify_commit: Callable[[Connection], T | None] | None = None,
+        pipeline: bool = False,
     ) -> T:
         """Run ``work(conn)`` in a transaction and commit, retrying what is safe to retry.
+
+        ``pipeline``: send BEGIN, the tenant setting and ``work``'s statements together (psycopg pipeline mode),
+        so a read of one statement costs one round trip to the server and the COMMIT another, instead of four.
 
         ``work`` must be a pure function of the database state (it may run several times).
         ``verify_commit``, if given, is called on a fresh connection (same tenant) after an ambiguous commit: it
@@ -167,10 +177,11 @@ class Database:
                     conn.isolation_level = isolation
                     conn.read_only = read_only
                     try:
-                        _set_tenant(conn, tenant_id)
-                        result = work(conn)
-                        committing = True
-                        conn.commit()
+                        with conn.pipeline() if pipeline else contextlib.nullcontext():
+                            _set_tenant(conn, tenant_id)
+                            result = work(conn)
+                            committing = True
+                            conn.commit()
                         return result
                     except BaseException:
                         if not conn.closed and not committing:

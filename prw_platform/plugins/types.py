@@ -152,9 +152,26 @@ class Normalization:
         return next((a for a in self.attributes if a.key == key), None)
 
 
+@dataclass(frozen=True, slots=True)
+class ItemClass:
+    """A product class a profile declares for the public API's ``class=`` filter (if_product_query example:
+    ``class=cls_storage_ssd``). An item belongs to the class when its profile has the declaring profile's name
+    (any version) and its attributes satisfy one of ``any_of``: every key of that alternative has one of the
+    listed canonical values. The default, one empty alternative, takes every item of the profile."""
+
+    class_id: str
+    description: str
+    any_of: tuple[Mapping[str, tuple[str, ...]], ...] = field(default_factory=lambda: ({},))
+
+
 @runtime_checkable
 class NormalizationProfile(Protocol):
-    """A normalization profile, pinned as ``name@version`` (``np_storage@4``)."""
+    """A normalization profile, pinned as ``name@version`` (``np_storage@4``).
+
+    Two optional members serve the public API's queries (``prw_platform.plugins.query``): ``classes``, a tuple
+    of ``ItemClass`` (default none), and ``parse_value(key, text) -> NormalizedAttribute | None``, which reads a
+    value a user typed for attribute ``key`` (``"1 TB"``) into the canonical form items are stored in (1000 GB),
+    or None when it cannot (the filter then compares the text as typed)."""
 
     name: str
     version: str

@@ -2,21 +2,31 @@
 
 Scope comes from the deployment, never from the request: public reads carry no identity (if_product_query
 Authentication), so no caller can pick a tenant (INV-06). Built by the composition root
-(``Platform.public_catalog``) over ``product_app`` with the API's statement timeout.
+(``Platform.public_catalog``) over ``product_app`` with the API's statement timeout, the installed profiles'
+query vocabulary (classes, values with units) and the deployment's cursor key.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from prw_platform.db.database import Database
+from prw_platform.plugins.query import QueryVocabulary
 from prw_platform.product.queries import (
     DEFAULT_PAGE_SIZE,
+    NO_VOCABULARY,
+    PROCESS_CURSORS,
+    CursorCodec,
+    ItemDetail,
     ItemFilters,
     ItemPage,
     PublicItem,
-    get_public_item,
+    Release,
+    SourceSummary,
+    get_public_item_detail,
+    get_public_source,
+    get_release,
     list_public_items,
 )
 
@@ -32,12 +42,27 @@ class PublicCatalog:
     db: Database
     tenant_id: str
     catalog_id: str
+    vocabulary: QueryVocabulary = field(default=NO_VOCABULARY)
+    cursors: CursorCodec = field(default=PROCESS_CURSORS)
 
     def items(
-        self, filters: ItemFilters, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None
+        self,
+        filters: ItemFilters,
+        *,
+        limit: int = DEFAULT_PAGE_SIZE,
+        cursor: str | None = None,
+        facets: tuple[str, ...] = (),
     ) -> ItemPage:
         return list_public_items(
-            self.db, self.tenant_id, self.catalog_id, filters, limit=limit, cursor=cursor
+            self.db,
+            self.tenant_id,
+            self.catalog_id,
+            filters,
+            limit=limit,
+            cursor=cursor,
+            facets=facets,
+            vocabulary=self.vocabulary,
+            cursors=self.cursors,
         )
 
     def ready(self, timeout_s: float = READINESS_TIMEOUT_SECONDS) -> None:
@@ -45,5 +70,15 @@ class PublicCatalog:
         ``DatabaseUnavailable`` (503 STORAGE_UNAVAILABLE, retry later)."""
         self.db.ready(timeout_s)
 
+    def release(self) -> Release:
+        """The release served now: what an ``If-None-Match`` is compared with."""
+        return get_release(self.db, self.tenant_id, self.catalog_id)
+
     def item(self, item_id: str) -> PublicItem | None:
-        return get_public_item(self.db, self.tenant_id, self.catalog_id, item_id)
+        return self.item_detail(item_id).item
+
+    def item_detail(self, item_id: str) -> ItemDetail:
+        return get_public_item_detail(self.db, self.tenant_id, self.catalog_id, item_id)
+
+    def source(self, source_id: str) -> SourceSummary | None:
+        return get_public_source(self.db, self.tenant_id, self.catalog_id, source_id)

@@ -73,5 +73,9 @@ def _scalar_or_none(value: object) -> _Scalar:
     return value if _is_scalar(value) else None  # type: ignore[return-value]
 
 
+_SCALAR_TYPES: Final = frozenset({type(None), str, int, float, bool})
+
+
 def _is_scalar(value: object) -> bool:
-    return value is None or isinstance(value, str | int | float | bool)
+    # JSON decoded from the snapshot holds exactly these types (no subclasses): a set lookup, not isinstance.
+    return type(value) in _SCALAR_TYPES

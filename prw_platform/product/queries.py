@@ -1,20 +1,26 @@
 """Public product queries and THE public serializer (if_product_query).
 
 Reads only the released snapshot of the serving generation (through ``public_store``, the owner of
-``public_item``, ``public_listing`` and ``release_pointer``), never the internal projection: "Internal acceptance or projection application does not publish a
-record [...] No public serializer reads live internal mappings." Item identity, ``published_revision`` and
-``publication_revision`` come from the same ``public_item`` row in the collection and the detail, so they agree.
+``public_item``, ``public_listing`` and ``release_pointer``), never the internal projection: "Internal acceptance or
+projection application does not publish a record [...] No public serializer reads live internal mappings." Item
+identity, ``published_revision`` and ``publication_revision`` come from the same ``public_item`` row in the
+collection, the detail and the listings, so they agree. Every read is one statement, so one snapshot.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from dataclasses import dataclass, replace
+import hashlib
+import hmac
+import json
+import secrets
+from dataclasses import dataclass
 from typing import Any, Final
 
-from prw_platform.db.database import REPEATABLE_READ, Connection, Database
+from prw_platform.db.database import Connection, Database
 from prw_platform.inputs import unstorable_character
+from prw_platform.plugins.query import QueryVocabulary
 from prw_platform.product import public_store
 from prw_platform.product.errors import InvalidQuery
 from prw_platform.product.public_fields import (
@@ -23,27 +29,83 @@ from prw_platform.product.public_fields import (
     public_item_fields,
     public_listing_fields,
 )
-from prw_platform.product.public_store import ItemFilters, PublicItem, PublicListing
-from prw_platform.product.scopes import find_scope
+from prw_platform.product.public_store import (
+    AttributeCondition,
+    ClassCondition,
+    FacetCount,
+    ItemFilters,
+    ItemSearch,
+    PublicItem,
+    PublicListing,
+    Release,
+)
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "MAX_FACETS",
     "MAX_PAGE_SIZE",
     "NO_FILTERS",
+    "CursorCodec",
+    "FacetCount",
+    "ItemDetail",
     "ItemFilters",
     "ItemPage",
     "PublicItem",
     "PublicListing",
+    "Release",
+    "SourceSummary",
     "get_public_item",
+    "get_public_item_detail",
+    "get_public_source",
+    "get_release",
     "list_public_items",
     "serialize_item",
     "serialize_page",
+    "serialize_source",
 ]
 
 DEFAULT_PAGE_SIZE: Final = 20
 MAX_PAGE_SIZE: Final = 100
+#: Attribute keys a query may ask facet counts for.
+MAX_FACETS: Final = 10
 #: Every released item (a frozen value, safe as a default).
 NO_FILTERS: Final = ItemFilters()
+NO_VOCABULARY: Final = QueryVocabulary()
+
+
+class CursorCodec:
+    """Signed keyset cursors: ``<payload>.<mac>``, the payload the last item id of the page and a fingerprint of
+    the query's filters, the mac an HMAC-SHA256 with the deployment's key (every worker of ``prw serve`` derives
+    the same one). A cursor the server did not issue, or issued for other filters, is INVALID_QUERY (422)."""
+
+    def __init__(self, key: bytes) -> None:
+        if len(key) < 16:
+            raise ValueError("a cursor key has at least 16 bytes")
+        self._key = key
+
+    def encode(self, after: str, filters: ItemFilters) -> str:
+        payload = _b64(json.dumps([after, _fingerprint(filters)], separators=(",", ":")).encode())
+        return f"{payload}.{_b64(self._mac(payload))}"
+
+    def decode(self, cursor: str, filters: ItemFilters) -> str:
+        payload, _, mac = cursor.partition(".")
+        try:
+            valid = hmac.compare_digest(_unb64(mac), self._mac(payload))
+            after, fingerprint = json.loads(_unb64(payload)) if valid else (None, None)
+        except (binascii.Error, UnicodeDecodeError, ValueError, TypeError) as exc:
+            raise InvalidQuery("cursor is not one this API issued") from exc
+        if not isinstance(after, str) or not after or unstorable_character(after) is not None:
+            raise InvalidQuery("cursor is not one this API issued")
+        if fingerprint != _fingerprint(filters):
+            raise InvalidQuery("cursor was issued for other filters: repeat the query that returned it")
+        return after
+
+    def _mac(self, payload: str) -> bytes:
+        return hmac.digest(self._key, payload.encode(), "sha256")[:16]
+
+
+#: For callers without a deployment key (tests, the operator's shell): cursors valid in this process only.
+PROCESS_CURSORS: Final = CursorCodec(secrets.token_bytes(32))
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +114,37 @@ class ItemPage:
     next_cursor: str | None
     #: The catalog's current release (None before the first release is applied).
     publication_revision: int | None
+    #: Counts per attribute value over every item matching the filters (only the keys asked for).
+    facets: tuple[FacetCount, ...] = ()
+    #: The serving generation (0: the catalog is not projected here); with the revision it makes the ETag.
+    generation: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ItemDetail:
+    release: Release
+    item: PublicItem | None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSummary:
+    source_id: str
+    listings: int
+    items: int
+    last_observed_at: str | None
+    publication_revision: int | None
+    generation: int = 0
+
+
+def get_release(db: Database, tenant_id: str, catalog_id: str) -> Release:
+    """The release the public API serves now (an ETag check: ``If-None-Match`` costs this one query)."""
+    release = db.run(
+        lambda conn: public_store.current_release(conn, tenant_id, catalog_id),
+        tenant_id=tenant_id,
+        read_only=True,
+        pipeline=True,
+    )
+    return release or Release(0, None)
 
 
 def list_public_items(
@@ -62,45 +155,98 @@ def list_public_items(
     *,
     limit: int = DEFAULT_PAGE_SIZE,
     cursor: str | None = None,
+    facets: tuple[str, ...] = (),
+    vocabulary: QueryVocabulary = NO_VOCABULARY,
+    cursors: CursorCodec = PROCESS_CURSORS,
 ) -> ItemPage:
-    """Released items ordered by item id, ``limit`` per page; ``cursor`` is the previous page's ``next_cursor``."""
+    """Released items ordered by item id, ``limit`` per page; ``cursor`` is the previous page's ``next_cursor``
+    (for the same filters). ``vocabulary`` resolves ``class`` and reads attribute values with units."""
     if not 1 <= limit <= MAX_PAGE_SIZE:
         raise InvalidQuery(f"limit must be between 1 and {MAX_PAGE_SIZE}")
-    after = _decode_cursor(cursor) if cursor else None
+    if len(facets) > MAX_FACETS:
+        raise InvalidQuery(f"at most {MAX_FACETS} facets")
+    after = cursors.decode(cursor, filters) if cursor else None
+    search = resolve_search(filters, vocabulary, facets)
 
-    def work(conn: Connection) -> ItemPage:
-        scope = find_scope(conn, tenant_id, catalog_id)
-        if scope is None:  # not projected here: nothing was ever released
-            return ItemPage((), None, None)
+    def work(conn: Connection) -> public_store.ItemRows | None:
         # One more than a page tells whether a next page exists.
-        found = public_store.find_items(conn, scope, filters, after=after, limit=limit + 1)
-        items = tuple(found[:limit])
-        next_cursor = _encode_cursor(items[-1].item_id) if len(found) > limit else None
-        return ItemPage(items, next_cursor, public_store.current_publication_revision(conn, scope))
+        return public_store.find_page(conn, tenant_id, catalog_id, search, after=after, limit=limit + 1)
 
-    return db.run(work, tenant_id=tenant_id, isolation=REPEATABLE_READ, read_only=True)
+    rows = db.run(work, tenant_id=tenant_id, read_only=True, pipeline=True)
+    if rows is None:  # not projected here: nothing was ever released
+        return ItemPage((), None, None)
+    items = tuple(rows.items[:limit])
+    next_cursor = cursors.encode(items[-1].item_id, filters) if len(rows.items) > limit else None
+    return ItemPage(
+        items, next_cursor, rows.release.publication_revision, tuple(rows.facets), rows.release.generation
+    )
+
+
+def resolve_search(
+    filters: ItemFilters, vocabulary: QueryVocabulary, facets: tuple[str, ...] = ()
+) -> ItemSearch:
+    """The filters with the profiles' knowledge: the class's rule, each attribute value's canonical form."""
+    item_class = None
+    if filters.item_class is not None:
+        rule = vocabulary.classes.get(filters.item_class)
+        if rule is None:
+            known = ", ".join(sorted(vocabulary.classes)) or "none installed"
+            raise InvalidQuery(f"unknown class {filters.item_class!r} (classes: {known})")
+        item_class = ClassCondition(
+            rule.profile, tuple({k: list(v) for k, v in alt.items()} for alt in rule.any_of)
+        )
+    conditions = []
+    for key, text in filters.attributes:
+        canonical = vocabulary.canonical(key, text)
+        conditions.append(
+            AttributeCondition(key, text, canonical.text, canonical.unit)
+            if canonical
+            else AttributeCondition(key, text)
+        )
+    return ItemSearch(filters, tuple(conditions), item_class, tuple(dict.fromkeys(facets)))
+
+
+def get_public_item_detail(db: Database, tenant_id: str, catalog_id: str, item_id: str) -> ItemDetail:
+    """A released item with the listings it publicly owns (INV-01), and the release served (for the ETag)."""
+    row = db.run(
+        lambda conn: public_store.find_item_detail(conn, tenant_id, catalog_id, item_id),
+        tenant_id=tenant_id,
+        read_only=True,
+        pipeline=True,
+    )
+    return ItemDetail(Release(0, None), None) if row is None else ItemDetail(row.release, row.item)
 
 
 def get_public_item(db: Database, tenant_id: str, catalog_id: str, item_id: str) -> PublicItem | None:
     """A released item with the listings it publicly owns (INV-01), or None when it is not public."""
+    return get_public_item_detail(db, tenant_id, catalog_id, item_id).item
 
-    def work(conn: Connection) -> PublicItem | None:
-        scope = find_scope(conn, tenant_id, catalog_id)
-        if scope is None:
-            return None
-        item = public_store.find_item(conn, scope, item_id)
-        if item is None:
-            return None
-        return replace(item, listings=tuple(public_store.item_listings(conn, scope, item_id)))
 
-    return db.run(work, tenant_id=tenant_id, isolation=REPEATABLE_READ, read_only=True)
+def get_public_source(db: Database, tenant_id: str, catalog_id: str, source_id: str) -> SourceSummary | None:
+    """What the current release publishes from a source; None when it publishes no listing of it."""
+    row = db.run(
+        lambda conn: public_store.find_source(conn, tenant_id, catalog_id, source_id),
+        tenant_id=tenant_id,
+        read_only=True,
+        pipeline=True,
+    )
+    if row is None or row.listings == 0:
+        return None
+    return SourceSummary(
+        row.source_id,
+        row.listings,
+        row.items,
+        row.last_observed_at,
+        row.release.publication_revision,
+        row.release.generation,
+    )
 
 
 def serialize_item(item: PublicItem) -> dict[str, Any]:
     """THE public item serializer: collection entries and the detail both go through it.
 
     Whitelists again on the way out (public_fields), so capture, decision, review and evidence references cannot
-    appear even if a snapshot carried them."""
+    appear even if a snapshot carried them. An identifier the item does not have is left out, not null."""
     fields = public_item_fields(item.fields)
     document: dict[str, Any] = {
         "item": item.item_id,
@@ -108,17 +254,39 @@ def serialize_item(item: PublicItem) -> dict[str, Any]:
         "publication_revision": item.publication_revision,
     }
     document.update({key: fields[key] for key in PUBLIC_ITEM_FIELDS if key != "item"})
+    document["identifiers"] = {k: v for k, v in document["identifiers"].items() if v is not None}
     if item.listings is not None:
         document["listings"] = [_serialize_listing(listing) for listing in item.listings]
     return document
 
 
 def serialize_page(page: ItemPage) -> dict[str, Any]:
-    return {
+    document: dict[str, Any] = {
         "items": [serialize_item(item) for item in page.items],
         "next_cursor": page.next_cursor,
         "publication_revision": page.publication_revision,
     }
+    if page.facets:
+        facets: dict[str, list[dict[str, Any]]] = {}
+        for facet in page.facets:
+            entry: dict[str, Any] = {"value": facet.value, "count": facet.count}
+            if facet.unit is not None:
+                entry["unit"] = facet.unit
+            facets.setdefault(facet.key, []).append(entry)
+        document["facets"] = facets
+    return document
+
+
+def serialize_source(source: SourceSummary) -> dict[str, Any]:
+    document: dict[str, Any] = {
+        "source": source.source_id,
+        "listings": source.listings,
+        "items": source.items,
+        "publication_revision": source.publication_revision,
+    }
+    if source.last_observed_at is not None:
+        document["last_observed_at"] = source.last_observed_at
+    return document
 
 
 def _serialize_listing(listing: PublicListing) -> dict[str, Any]:
@@ -129,16 +297,32 @@ def _serialize_listing(listing: PublicListing) -> dict[str, Any]:
     return document
 
 
-def _encode_cursor(item_id: str) -> str:
-    return base64.urlsafe_b64encode(item_id.encode()).decode().rstrip("=")
+def _fingerprint(filters: ItemFilters) -> str:
+    text = json.dumps(
+        [
+            filters.brand,
+            filters.gtin,
+            filters.mpn,
+            filters.profile,
+            filters.text,
+            filters.attributes,
+            filters.item_class,
+        ]
+    )
+    return _b64(hashlib.sha256(text.encode()).digest()[:9])
 
 
-def _decode_cursor(cursor: str) -> str:
-    try:
-        decoded = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
-        raise InvalidQuery("cursor is not one this API issued") from exc
-    if not decoded or unstorable_character(decoded) is not None:
-        # A NUL decoded from a forged cursor would reach PostgreSQL text; no cursor of ours holds one.
-        raise InvalidQuery("cursor is not one this API issued")
-    return decoded
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    if not text or any(c not in _B64_ALPHABET for c in text):
+        raise ValueError("not base64url")
+    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64(data) != text:  # only the canonical spelling: unused trailing bits must not make another cursor
+        raise ValueError("not canonical base64url")
+    return data
+
+
+_B64_ALPHABET: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")

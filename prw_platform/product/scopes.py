@@ -18,6 +18,10 @@ from prw_platform.db.database import Connection, Database
 _FIND_SCOPE = """SELECT tenant_id, catalog_id, history_epoch, serving_generation FROM product.projected_scope
                  WHERE tenant_id = %s AND catalog_id = %s"""
 _FIND_SCOPE_FOR_SHARE = _FIND_SCOPE + " FOR SHARE"
+#: The serving generation of the scope ``%(tenant)s`` / ``%(catalog)s`` as a scalar subquery, for a public read
+#: that answers in one statement (``public_store``): this module still owns the table and the SQL that reads it.
+SERVING_GENERATION_SUBQUERY = """(SELECT serving_generation FROM product.projected_scope
+                                   WHERE tenant_id = %(tenant)s AND catalog_id = %(catalog)s)"""
 
 
 @dataclass(frozen=True, slots=True)

@@ -190,3 +190,47 @@ def test_unreachable_server_is_db_unavailable() -> None:
     with pytest.raises(DatabaseUnavailable):
         db.open()
     db.close()
+
+
+def test_pipeline_mode_answers_a_read_in_one_round_trip_and_sets_the_tenant(
+    owner_db: Database, counter_table: None
+) -> None:
+    def work(conn: Connection) -> dict[str, object] | None:
+        return conn.execute(
+            "SELECT n, current_setting('app.tenant_id', true) AS tenant FROM public.counter WHERE id = 1"
+        ).fetchone()
+
+    assert owner_db.run(work, tenant_id="ten_synth_a", read_only=True, pipeline=True) == {
+        "n": 0,
+        "tenant": "ten_synth_a",
+    }
+
+
+@pytest.mark.parametrize(
+    ("statement", "parameters"), [("SELECT %s::int", (2**40,)), ("SELECT %s::text", ("\x00",))]
+)
+def test_pipeline_mode_reports_a_data_exception_as_invalid_data(
+    owner_db: Database, statement: str, parameters: tuple[object, ...]
+) -> None:
+    with pytest.raises(InvalidData):
+        owner_db.run(
+            lambda conn: conn.execute(statement, parameters).fetchone(), read_only=True, pipeline=True
+        )
+    # The pooled connection is clean afterwards.
+    assert owner_db.run(lambda conn: conn.execute("SELECT 1 AS one").fetchone(), pipeline=True) == {"one": 1}
+
+
+def test_a_pool_without_checkout_checks_retries_a_read_on_a_broken_connection(
+    db_url: str, owner_db: Database
+) -> None:
+    db = Database(db_url, role=None, max_size=1, check_on_checkout=False).open()
+    try:
+        pid = db.run(lambda conn: conn.execute("SELECT pg_backend_pid() AS pid").fetchone())
+        assert pid is not None
+        _terminate(owner_db, int(str(pid["pid"])))  # the pool's one connection is now dead, unchecked
+
+        again = db.run(lambda conn: conn.execute("SELECT 1 AS one").fetchone(), read_only=True, pipeline=True)
+
+        assert again == {"one": 1}
+    finally:
+        db.close()

@@ -121,16 +121,6 @@ class OAuthErrorBody(BaseModel):
     error_description: str
 
 
-class ErrorDetail(BaseModel):
-    code: str
-    message: str
-    retryable: bool
-
-
-class ErrorBody(BaseModel):
-    error: ErrorDetail
-
-
 class ExportEventsBody(BaseModel):
     """GET /v1/exports/events: the committed events of the principal's catalog stream after ``after``, in
     position order without a hole, up to ``limit``; ``head`` is the stream's committed cursor in the same

@@ -8,16 +8,22 @@ from starlette.types import Lifespan
 from prw_api import health
 from prw_api.errors import install_error_handlers
 from prw_api.middleware import install_input_hardening
-from prw_api.product.routes import items
+from prw_api.product.ratelimit import RateLimitMiddleware
+from prw_api.product.routes import items, sources
 from prw_platform.config import Settings
 from prw_platform.errors import InvalidQuery
-from prw_platform.services import PublicCatalog
+from prw_platform.services import PublicCatalog, RateLimiter
 
 
 def create_app(
-    settings: Settings, catalog: PublicCatalog, *, lifespan: Lifespan[FastAPI] | None = None
+    settings: Settings,
+    catalog: PublicCatalog,
+    *,
+    limiter: RateLimiter | None = None,
+    lifespan: Lifespan[FastAPI] | None = None,
 ) -> FastAPI:
     """``catalog`` is the one released (tenant, catalog) this deployment serves (``Platform.public_catalog``);
+    ``limiter`` the per-client rate limiter (``Platform.public_rate_limiter``; None: no limit here);
     ``lifespan`` is the server's (``prw_api.factory`` closes the platform with it)."""
     app = FastAPI(
         title="PRW product",
@@ -32,6 +38,10 @@ def create_app(
     install_error_handlers(app, validation_code=InvalidQuery.code)
     # No route takes a body: every body is held to the JSON limit; a NUL in a path or filter is 422 INVALID_QUERY.
     install_input_hardening(app, settings, validation_code=InvalidQuery.code)
+    if limiter is not None:
+        # Outermost: a refused request costs no parsing, no database.
+        app.add_middleware(RateLimitMiddleware, limiter=limiter)
     app.include_router(health.router)
     app.include_router(items.router)
+    app.include_router(sources.router)
     return app

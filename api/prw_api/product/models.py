@@ -1,14 +1,17 @@
 """Response bodies of the product origin: the public contract of ``prw_platform.product.queries.serialize_item``
 and ``serialize_page`` (docs/events.md "Public item fields", "Public listing fields").
 
-The routes return the serializer's documents; these models validate them and are what OpenAPI publishes. They
-forbid unknown keys, so a field the serializer starts to emit fails loudly until the contract names it, and
-the routes drop unset keys, so the JSON is exactly the serializer's document.
+The routes return the serializer's documents as they are (no per-request validation: it cost more than the
+database read); these models are what OpenAPI publishes, and the tests validate every document the API serves
+against them (tests/e2e/product/test_public_documents_http.py, and schemathesis). They forbid unknown keys, so a
+field the serializer starts to emit fails those tests until the contract names it. A key that may be left out
+(an absent identifier, a facet's unit) is never null.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
+from pydantic.json_schema import SkipJsonSchema
 
 #: An attribute value is a scalar or a list of scalars (INV-02 definitions).
 AttributeScalar = str | int | float | bool | None
@@ -25,8 +28,10 @@ class PublicAttributeBody(_Public):
 
 
 class PublicIdentifiersBody(_Public):
-    gtin: str | None = None
-    mpn: str | None = None
+    """Strong identifiers; one the item does not have is left out."""
+
+    gtin: str | SkipJsonSchema[None] = None
+    mpn: str | SkipJsonSchema[None] = None
 
 
 class PublicListingBody(_Public):
@@ -60,9 +65,29 @@ class PublicItemDetailBody(PublicItemBody):
     listings: list[PublicListingBody]
 
 
+class FacetValueBody(_Public):
+    value: AttributeScalar
+    #: The unit of a quantity; left out for a value without one.
+    unit: str | SkipJsonSchema[None] = None
+    #: Matching items (all pages) with this value.
+    count: int
+
+
 class ItemPageBody(_Public):
     items: list[PublicItemBody]
-    #: Pass as ``cursor`` for the next page; null on the last page.
+    #: Pass as ``cursor`` for the next page (with the same filters); null on the last page.
     next_cursor: str | None
     #: The catalog's current release; null before the first release.
+    publication_revision: int | None
+    #: Only when ``facets`` was asked: attribute key -> counts per value, most frequent first.
+    facets: dict[str, list[FacetValueBody]] | SkipJsonSchema[None] = None
+
+
+class PublicSourceBody(_Public):
+    source: str
+    #: Public listings of the source in the current release, and the items that own them.
+    listings: int
+    items: int
+    #: The latest observation time among them, as the collector reported it.
+    last_observed_at: str | SkipJsonSchema[None] = None
     publication_revision: int | None

@@ -70,6 +70,18 @@ def test_bench_intake_smoke_serves_prw_and_the_bare_baseline_on_the_test_server(
     )
 
 
+def test_bench_product_api_smoke_serves_prw_and_the_bare_baseline_on_the_test_server(
+    pg_admin_url: str,
+) -> None:
+    output = run_bench("bench_product_api.py", "--database-url", pg_admin_url)
+    assert_lines(
+        output,
+        r"^item detail\s+32\s+prw\s+\d+\s+[\d,.]+\s+[\d.]+\s+[\d.]+$",
+        rf"^ratio item detail, 1 client\(s\) \(prw / bare rps\): {RATIO}  p99 ratio {RATIO}",
+        rf"^ratio filtered list, 32 client\(s\) \(prw / bare rps\): {RATIO}  p99 ratio {RATIO}",
+    )
+
+
 def test_bench_cli_smoke_times_prw_beside_the_bare_interpreter() -> None:
     output = run_bench("bench_cli.py")
     assert_lines(

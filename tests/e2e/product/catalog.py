@@ -41,9 +41,11 @@ PRIVATE_MARKERS: Final = (
 )
 
 
-def _capacity(value: int, unit: str = "TB") -> dict[str, Any]:
-    # The attribute carries an evidence reference too; only value, unit and definition_version are public.
-    return {"value": value, "unit": unit, "definition_version": 4, "evidence": ["cap_lum_0310"]}
+def _capacity(terabytes: int) -> dict[str, Any]:
+    # Stored as np_storage stores it: decimal gigabytes, a decimal string. The attribute carries an evidence
+    # reference too; only value, unit and definition_version are public.
+    value = str(terabytes * 1000)
+    return {"value": value, "unit": "GB", "definition_version": 1, "evidence": ["cap_lum_0310"]}
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ def _primary_stream() -> list[dict[str, Any]]:
             mpn="P5-1T",
             attributes={
                 "storage:capacity": _capacity(1),
-                "storage:interface": {"value": "NVMe PCIe 4.0", "definition_version": 2},
+                "storage:interface": {"value": "nvme", "definition_version": 1},
             },
         ),
         _item(
@@ -94,7 +96,10 @@ def _primary_stream() -> list[dict[str, Any]]:
             title="Lumen P5 2 TB SSD",
             gtin="04006381333948",
             mpn="P5-2T",
-            attributes={"storage:capacity": _capacity(2)},
+            attributes={
+                "storage:capacity": _capacity(2),
+                "storage:form_factor": {"value": "m.2_2280", "definition_version": 1},
+            },
         ),
         _listing(stream, "lst_lum_p5_1t", title="Lumen P5 SSD 1TB (retail)", price="89.90"),
         _listing(stream, "lst_shop_p5_1t", title="P5 1TB NVMe", price="84.50", source_id="src_shop_b"),
@@ -109,7 +114,11 @@ def _primary_stream() -> list[dict[str, Any]]:
             title="Orbit X1 1 TB portable SSD",
             brand="Orbit",
             gtin="05012345678900",
-            attributes={"storage:capacity": _capacity(1)},
+            # A USB drive: np_storage@1 does not normalize the medium, so it is in no SSD class.
+            attributes={
+                "storage:capacity": _capacity(1),
+                "storage:interface": {"value": "usb", "definition_version": 1},
+            },
         ),
         _item(
             stream,

@@ -19,7 +19,10 @@ from prw_api.server import BackgroundServer
 from prw_platform.config import Settings
 from prw_platform.db import roles
 from prw_platform.db.database import Database
+from prw_platform.plugins import PluginRegistry, get_plugin_manager
+from prw_platform.plugins.query import QueryVocabulary
 from prw_platform.product.catalog import PublicCatalog
+from prw_platform.product.queries import CursorCodec
 from prw_platform.queues import ACCEPTED_CHANGES, PostgresQueue
 from tests.e2e.product.catalog import CATALOG, TENANT, Catalog, build_catalog
 from tests.support.postgres import MAIN, fresh_database
@@ -51,9 +54,15 @@ def server(
     tmp_path_factory: pytest.TempPathFactory, module_product_db: Database, catalog: Catalog
 ) -> Iterator[BackgroundServer]:
     settings = Settings(data_dir=Path(tmp_path_factory.mktemp("prw-product")))
-    public = PublicCatalog(module_product_db, TENANT, CATALOG)
-    with BackgroundServer(create_app(settings, public)) as running:
+    with BackgroundServer(create_app(settings, served_catalog(module_product_db))) as running:
         yield running
+
+
+def served_catalog(db: Database) -> PublicCatalog:
+    """The catalog as ``Platform.public_catalog`` builds it: the installed profiles' vocabulary (classes, values
+    with units) and a cursor key of its own."""
+    vocabulary = QueryVocabulary.from_registry(PluginRegistry.from_manager(get_plugin_manager()))
+    return PublicCatalog(db, TENANT, CATALOG, vocabulary, CursorCodec(b"e2e product cursor key, 32 bytes"))
 
 
 @pytest.fixture(scope="module")

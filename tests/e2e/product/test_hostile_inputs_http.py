@@ -28,7 +28,7 @@ from prw_api.server import BackgroundServer
 from prw_platform.config import Settings
 from prw_platform.db.database import Connection, Database
 from prw_platform.product.catalog import PublicCatalog
-from prw_platform.product.queries import ItemFilters, ItemPage, PublicItem
+from prw_platform.product.queries import ItemDetail, ItemFilters, ItemPage
 from tests.e2e.product.catalog import CATALOG, TENANT, Catalog
 from tests.e2e.product.conftest import error_of
 
@@ -123,10 +123,17 @@ class _FailingCatalog(PublicCatalog):
         self.db.run(work, tenant_id=self.tenant_id)
         raise AssertionError("unreachable")
 
-    def items(self, filters: ItemFilters, *, limit: int = 20, cursor: str | None = None) -> ItemPage:
+    def items(
+        self,
+        filters: ItemFilters,
+        *,
+        limit: int = 20,
+        cursor: str | None = None,
+        facets: tuple[str, ...] = (),
+    ) -> ItemPage:
         self._fail()
 
-    def item(self, item_id: str) -> PublicItem | None:
+    def item_detail(self, item_id: str) -> ItemDetail:
         self._fail()
 
 

@@ -51,7 +51,11 @@ def test_a_write_method_on_a_read_only_route_is_405(http: httpx.Client) -> None:
         "brand=Lumen&brand=Orbit",
         "attr[storage:capacity]=1 TB&attr[storage:capacity]=2 TB",
         "&".join(f"attr[a{n}]=1" for n in range(11)),
-        "class=cls_storage_ssd",
+        "class=cls_no_such_class",
+        "class=",
+        "facets=",
+        "facets=storage:capacity,,brand",
+        "facets=" + ",".join(f"k{n}" for n in range(11)),
         "offset=20",
         "sort=title",
     ],
@@ -62,11 +66,11 @@ def test_an_invalid_query_is_422_invalid_query(http: httpx.Client, query: str) -
     assert error_of(response) == (422, "INVALID_QUERY", False)
 
 
-def test_the_seed_class_parameter_is_refused_with_the_filter_to_use_instead(http: httpx.Client) -> None:
-    response = http.get("/v1/items?class=cls_storage_ssd&attr[storage:capacity]=1 TB")
+def test_an_unknown_class_is_refused_naming_the_installed_classes(http: httpx.Client) -> None:
+    response = http.get("/v1/items?class=cls_storage_tape&attr[storage:capacity]=1 TB")
 
     assert error_of(response)[:2] == (422, "INVALID_QUERY")
-    assert "profile=" in response.json()["error"]["message"]
+    assert "cls_storage_ssd" in response.json()["error"]["message"]
 
 
 def test_the_operation_ids_are_stable_and_the_attribute_filters_are_documented(http: httpx.Client) -> None:
@@ -77,9 +81,24 @@ def test_the_operation_ids_are_stable_and_the_attribute_filters_are_documented(h
         for path, methods in spec["paths"].items()
         for method, operation in methods.items()
     }
-    assert operations == {("/v1/items", "get"): "listItems", ("/v1/items/{item_id}", "get"): "getItem"}
+    assert operations == {
+        ("/v1/items", "get"): "listItems",
+        ("/v1/items/{item_id}", "get"): "getItem",
+        ("/v1/sources/{source_id}", "get"): "getSource",
+    }
     parameters = {p["name"]: p for p in spec["paths"]["/v1/items"]["get"]["parameters"]}
-    assert set(parameters) == {"profile", "brand", "gtin", "mpn", "q", "limit", "cursor", "attr"}
+    assert set(parameters) == {
+        "class",
+        "profile",
+        "brand",
+        "gtin",
+        "mpn",
+        "q",
+        "facets",
+        "limit",
+        "cursor",
+        "attr",
+    }
     assert parameters["attr"]["style"] == "deepObject"
     responses = spec["paths"]["/v1/items/{item_id}"]["get"]["responses"]
     assert responses["200"]["content"]["application/json"]["schema"]["$ref"].endswith("PublicItemDetailBody")

@@ -7,8 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Request, Response
 
+from prw_api.errors import ErrorBody
 from prw_api.intake.deps import AuthDep, IntakeDep, VerifiedTokenDep
-from prw_api.intake.models import ErrorBody, ReceiptBody
+from prw_api.intake.models import ReceiptBody
 from prw_api.routing import PlatformRoute
 from prw_platform.services import CaptureSubmission
 

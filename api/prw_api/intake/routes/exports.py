@@ -7,8 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
+from prw_api.errors import ErrorBody
 from prw_api.intake.deps import CollectorDep
-from prw_api.intake.models import ErrorBody, ExportEventsBody
+from prw_api.intake.models import ExportEventsBody
 from prw_api.routing import PlatformRoute
 from prw_platform.services import MAX_EXPORT_LIMIT, ExportService
 

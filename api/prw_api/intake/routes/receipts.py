@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
+from prw_api.errors import ErrorBody
 from prw_api.intake.deps import CollectorDep, IntakeDep
-from prw_api.intake.models import ErrorBody, ReceiptBody
+from prw_api.intake.models import ReceiptBody
 from prw_api.routing import PlatformRoute
 
 router = APIRouter(tags=["receipts"], route_class=PlatformRoute)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from prw_api.errors import ApiError
+from prw_api.errors import ApiError, ErrorBody
 from prw_api.intake.deps import CollectorDep, IntakeDep
-from prw_api.intake.models import ErrorBody, UploadDeclaredBody, UploadStoredBody, UploadTargetBody
+from prw_api.intake.models import UploadDeclaredBody, UploadStoredBody, UploadTargetBody
 from prw_api.routing import PlatformRoute
 from prw_platform.services import UploadDeclaration
 

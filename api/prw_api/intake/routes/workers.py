@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
+from prw_api.errors import ErrorBody
 from prw_api.intake.deps import CollectorDep, CollectorsDep
-from prw_api.intake.models import ErrorBody, HeartbeatAckBody, RegisteredBody
+from prw_api.intake.models import HeartbeatAckBody, RegisteredBody
 from prw_api.routing import PlatformRoute
 from prw_platform.services import Heartbeat, Registration
 

@@ -1,38 +1,46 @@
 """if_product_query: GET /v1/items and GET /v1/items/{item_id}, released data only.
 
-Both go through THE public serializer (``prw_platform.product.queries``); the response models only validate and
-document its output (models.py). Public reads carry no identity; the deployment's catalog is the scope.
+Both go through THE public serializer (``prw_platform.product.queries``); the response models document its output
+(models.py). Public reads carry no identity; the deployment's catalog is the scope. Every response carries the
+release's ETag and a Cache-Control; ``If-None-Match`` with the current ETag is a 304 (caching.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request, Response
 
 from prw_api.errors import ApiError, ErrorBody
+from prw_api.product.caching import not_modified, public_json
 from prw_api.product.deps import ATTRIBUTE_FILTER_OPENAPI, CatalogDep, ItemQueryDep
 from prw_api.product.models import ItemPageBody, PublicItemDetailBody
 from prw_api.routing import PlatformRoute
-from prw_platform.services import serialize_item, serialize_page
+from prw_platform.services import Release, serialize_item, serialize_page
 
 router = APIRouter(tags=["items"], route_class=PlatformRoute)
+
+#: if_product_query Errors, and what every public read may answer.
+NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
+    304: {"description": "Not Modified: If-None-Match names the current release's ETag"}
+}
+ERRORS: dict[int | str, dict[str, Any]] = {status: {"model": ErrorBody} for status in (422, 429, 503)}
 
 
 @router.get(
     "/v1/items",
     operation_id="listItems",
     name="listItems",
-    summary="Released items of the catalog, filtered, one page at a time",
+    summary="Released items of the catalog, filtered, one page at a time, with facet counts",
     response_model=ItemPageBody,
-    # The serializer leaves out what a snapshot does not have (e.g. an absent identifier): keep it out.
-    response_model_exclude_unset=True,
-    responses={status: {"model": ErrorBody} for status in (422, 503)},
+    responses={**NOT_MODIFIED, **ERRORS},
     openapi_extra=ATTRIBUTE_FILTER_OPENAPI,
 )
-def list_items(query: ItemQueryDep, catalog: CatalogDep) -> dict[str, Any]:
-    page = catalog.items(query.filters, limit=query.limit, cursor=query.cursor)
-    return serialize_page(page)
+def list_items(request: Request, query: ItemQueryDep, catalog: CatalogDep) -> Response:
+    if (cached := not_modified(request, catalog)) is not None:
+        return cached
+    page = catalog.items(query.filters, limit=query.limit, cursor=query.cursor, facets=query.facets)
+    return public_json(request, serialize_page(page), Release(page.generation, page.publication_revision))
 
 
 @router.get(
@@ -41,12 +49,13 @@ def list_items(query: ItemQueryDep, catalog: CatalogDep) -> dict[str, Any]:
     name="getItem",
     summary="One released item with the listings it publicly owns",
     response_model=PublicItemDetailBody,
-    response_model_exclude_unset=True,
-    responses={status: {"model": ErrorBody} for status in (404, 503)},
+    responses={**NOT_MODIFIED, 404: {"model": ErrorBody}, **ERRORS},
 )
-def get_item(item_id: str, catalog: CatalogDep) -> dict[str, Any]:
-    item = catalog.item(item_id)
-    if item is None:
+def get_item(request: Request, item_id: str, catalog: CatalogDep) -> Response:
+    if (cached := not_modified(request, catalog)) is not None:
+        return cached
+    detail = catalog.item_detail(item_id)
+    if detail.item is None:
         # if_product_query: 404 NOT_FOUND, for an unknown item and for one no applied release has published.
         raise ApiError(404, "NOT_FOUND", f"no public item {item_id!r}")
-    return serialize_item(item)
+    return public_json(request, serialize_item(detail.item), detail.release)

@@ -22,6 +22,7 @@ from prw_platform.plugins import (
     AttributeDefinition,
     AttributeValue,
     Claim,
+    ItemClass,
     Normalization,
     NormalizationProblem,
     NormalizedAttribute,
@@ -161,6 +162,27 @@ _READERS: dict[str, tuple[_Reader, Callable[[str], tuple[AttributeValue, int, in
 }
 
 
+#: The classes the public API filters by (``class=cls_storage_ssd``), from normalized attributes only. A drive
+#: on NVMe or in an M.2, mSATA or U.2 form factor is solid-state; a 3.5in drive is a hard disk. A 2.5in SATA
+#: drive can be either: it is in ``cls_storage`` only, until a profile version normalizes the medium itself.
+STORAGE_CLASSES = (
+    ItemClass("cls_storage", "Storage devices: every item normalized by np_storage."),
+    ItemClass(
+        "cls_storage_ssd",
+        "Solid-state drives: NVMe, or an M.2, mSATA or U.2 form factor.",
+        any_of=(
+            {"storage:interface": ("nvme",)},
+            {"storage:form_factor": tuple(f for f in FORM_FACTORS if f.startswith(("m.2", "msata", "u.2")))},
+        ),
+    ),
+    ItemClass(
+        "cls_storage_hdd",
+        "Hard disk drives: the 3.5in form factor.",
+        any_of=({"storage:form_factor": ("3.5in",)},),
+    ),
+)
+
+
 class StorageProfile:
     """A storage-device class profile at one version; its definitions are the core ones plus storage ones."""
 
@@ -168,6 +190,7 @@ class StorageProfile:
     version: str
     definitions: Mapping[str, AttributeDefinition]
     identity_keys: tuple[tuple[str, ...], ...] = CORE_IDENTITY_KEYS
+    classes: tuple[ItemClass, ...] = STORAGE_CLASSES
 
     def __init__(self, version: int, storage_definitions: dict[str, AttributeDefinition]) -> None:
         self.version = str(version)
@@ -182,6 +205,19 @@ class StorageProfile:
             if attribute is not None:
                 attributes.append(attribute)
         return Normalization(f"{self.name}@{self.version}", tuple(attributes), tuple(problems))
+
+    def parse_value(self, key: str, text: str) -> NormalizedAttribute | None:
+        """A value typed for a storage attribute (a query's ``attr[storage:capacity]=1 TB``) in canonical form,
+        read the way a spec value is (1 TB is 1000 GB, ``NVMe`` is ``nvme``); None for another key or text this
+        profile cannot read."""
+        if key not in self._storage_keys:
+            return None
+        reader, _title_reader = _READERS[key]
+        found = reader.read(clean_text(text))
+        if found is None or (isinstance(found[0], Decimal) and found[0] <= 0):
+            return None
+        definition = self.definitions[key]
+        return NormalizedAttribute(key, found[0], definition.version, definition.unit)
 
     def _storage_attribute(
         self, key: str, claims: Sequence[Claim], problems: list[NormalizationProblem]

@@ -1,0 +1,39 @@
+"""ETag and Cache-Control of the public reads, from the release served (if_product_query: the release pointer
+changes every public document at once, so the release identifies a document's version for its URL).
+
+The ETag is ``"g<generation>r<publication revision>"``; a request whose ``If-None-Match`` names it gets 304 Not
+Modified after one query for the release, without its body being built (RFC 9110 13.1.2, 15.4.5).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request, Response
+from fastapi.responses import JSONResponse
+
+from prw_platform.services import PublicCatalog, Release
+
+
+def etag_of(release: Release) -> str:
+    return f'"g{release.generation}r{release.publication_revision or 0}"'
+
+
+def cache_control(request: Request) -> str:
+    return f"public, max-age={request.app.state.settings.product_cache_max_age_seconds}"
+
+
+def not_modified(request: Request, catalog: PublicCatalog) -> Response | None:
+    """304 when ``If-None-Match`` names the current release's ETag (or is ``*``); None otherwise."""
+    header = request.headers.get("if-none-match")
+    if header is None:
+        return None
+    etag = etag_of(catalog.release())
+    tags = {tag.strip().removeprefix("W/") for tag in header.split(",")}
+    if "*" in tags or etag in tags:
+        return Response(status_code=304, headers={"ETag": etag, "Cache-Control": cache_control(request)})
+    return None
+
+
+def public_json(request: Request, document: dict[str, Any], release: Release) -> JSONResponse:
+    return JSONResponse(document, headers={"ETag": etag_of(release), "Cache-Control": cache_control(request)})
