@@ -235,6 +235,7 @@ class Platform:
             clock=self.clock,
         )
 
+    @cached_property
     def exports(self) -> ExportService:
         """The export stream for the product principal (GET /v1/exports/events): resolver_app, API timeouts."""
         return ExportService(self.resolver_api_db)

@@ -87,6 +87,7 @@ def test_captures_over_http_become_public_items_through_dagster_runs(platform: P
         "inv01_one_mapping_one_owner": True,
         "inv03_contiguous_positions": True,
         "inv08_projection_lag": True,
+        "product_gap_age": True,
     }
 
 
