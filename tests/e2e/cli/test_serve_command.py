@@ -173,7 +173,7 @@ def test_serve_product_answers_readiness_on_the_configured_catalog(
 
 
 def test_an_unknown_app_is_refused_with_status_2(cli_env: dict[str, str]) -> None:
-    with PrwProcess(["serve", "admin"], cli_env) as refused:
+    with PrwProcess(["serve", "nothing"], cli_env) as refused:
         assert refused.wait(30) == 2
         assert "intake" in refused.output
         assert "product" in refused.output
