@@ -55,7 +55,7 @@ CollectorsDep = Annotated[CollectorService, Depends(get_collectors)]
 AuthDep = Annotated[CollectorAuthService, Depends(get_auth)]
 
 
-def _bearer(authorization: str | None) -> str:
+def bearer_token(authorization: str | None) -> str:
     scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(
@@ -70,7 +70,7 @@ def _bearer(authorization: str | None) -> str:
 def authenticated_collector(
     auth: AuthDep, authorization: Annotated[str | None, Depends(collector_oauth2)]
 ) -> CollectorPrincipal:
-    return auth.authenticate(_bearer(authorization))
+    return auth.authenticate(bearer_token(authorization))
 
 
 async def verified_token(
@@ -79,7 +79,7 @@ async def verified_token(
     """The token checked without the database (a signature check: no I/O, so it runs on the event loop rather
     than costing a thread hand-off): the route must pass ``auth.send_credential_check`` to the service, which
     checks the client inside its own transaction (POST /v1/captures)."""
-    return auth.verify_token(_bearer(authorization))
+    return auth.verify_token(bearer_token(authorization))
 
 
 CollectorDep = Annotated[CollectorPrincipal, Depends(authenticated_collector)]
