@@ -197,13 +197,8 @@ def queue_page(
     if after is not None:
         where = sql.SQL("{} AND (created_at, case_id) > (%s, %s)").format(where)
         params += [after.created_at, after.case_id]
-    query = sql.SQL(
-        "SELECT "
-        + _SUMMARY_COLUMNS
-        + " FROM resolver.review_case WHERE {} ORDER BY created_at, case_id LIMIT %s"
-    ).format(where)
     with conn.cursor(row_factory=class_row(CaseSummary)) as cur:
-        return cur.execute(query, [*params, limit]).fetchall()
+        return cur.execute(_QUEUE_PAGE.format(where), [*params, limit]).fetchall()
 
 
 def queue_counts(conn: Connection, tenant_id: str, filters: CaseFilters) -> list[tuple[str, str, int]]:
