@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 from starlette.types import Lifespan
 
 from prw_api import health
+from prw_api.admin.console import install_console
 from prw_api.admin.oidc import IssuerUnavailable, LoginFailed, OidcRelyingParty
 from prw_api.admin.routes import auth
 from prw_api.admin.routes import decisions as decision_routes
@@ -77,6 +78,7 @@ def create_app(
     # if_review_read: the queue, a case and its signed evidence links.
     for router in (review_routes.router, evidence_routes.router):
         app.include_router(router)
+    install_console(app)  # the review console's pages under /console (outside the OpenAPI contract)
     return app
 
 
