@@ -76,9 +76,7 @@ def test_a_cursor_the_server_did_not_issue_is_422_invalid_cursor(login: Login, c
     payload, _, mac = cursor.partition(".")
     _error(rita.http.get("/v1/review", params={"cursor": "bm90LW91cnM.AAAA"}), 422, "INVALID_CURSOR")
     _error(rita.http.get("/v1/review", params={"cursor": f"{payload}x.{mac}"}), 422, "INVALID_CURSOR")
-    _error(
-        rita.http.get("/v1/review", params={"cursor": cursor, "status": "decided"}), 422, "INVALID_CURSOR"
-    )
+    _error(rita.http.get("/v1/review", params={"cursor": cursor, "status": "decided"}), 422, "INVALID_CURSOR")
 
 
 def test_filters_by_status_kind_and_source(login: Login, cases: Cases) -> None:
@@ -177,7 +175,9 @@ def test_a_forged_evidence_link_is_404_not_found(login: Login, cases: Cases) -> 
     _error(vic.http.get("/v1/evidence/not-a-token"), 404, "NOT_FOUND")
 
 
-def test_an_expired_evidence_link_is_403_link_expired(login: Login, cases: Cases, clock: MovableClock) -> None:
+def test_an_expired_evidence_link_is_403_link_expired(
+    login: Login, cases: Cases, clock: MovableClock
+) -> None:
     case = cases.open()
     vic = login("vic")
     [link] = vic.http.get(f"/v1/review/{case['case_id']}").json()["evidence"]
