@@ -10,9 +10,9 @@ from urllib.parse import urlencode
 
 from fastapi import Request, Response
 from fastapi.responses import RedirectResponse
-from fastapi.routing import APIRoute
 
 from prw_api.admin.console.rendering import page
+from prw_api.routing import PlatformRoute
 from prw_platform.errors import AuthError, CaseNotFound, DecisionError, ReviewReadError, SessionExpired
 
 _ADVICE = {
@@ -36,8 +36,9 @@ def error_page(request: Request, status: int, code: str, message: str) -> Respon
     return page(request, "error.html", context, status_code=status)
 
 
-class ConsoleRoute(APIRoute):
-    """Console routes: a missing or expired session goes to the login, a refusal is an error page."""
+class ConsoleRoute(PlatformRoute):
+    """Console routes (the platform's request parsing, issue 6): a missing or expired session goes to the login,
+    a refusal is an error page."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
