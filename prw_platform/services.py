@@ -70,6 +70,18 @@ from prw_platform.resolver.intake.workers import (
 )
 from prw_platform.resolver.relay import Relay
 from prw_platform.resolver.resolution.batch import ResolutionConsumer
+from prw_platform.resolver.review import (
+    Candidate,
+    CaseSummary,
+    CaseView,
+    EvidenceLink,
+    EvidenceObject,
+    HistoryEntry,
+    ReviewCounts,
+    ReviewFilters,
+    ReviewPage,
+    ReviewQueue,
+)
 
 __all__ = [
     "COLLECTOR_SCOPES",
@@ -84,7 +96,10 @@ __all__ = [
     "REVIEW_ACTIONS",
     "ROLES",
     "Access",
+    "Candidate",
     "CaptureSubmission",
+    "CaseSummary",
+    "CaseView",
     "CatalogProvisioning",
     "CatalogSpec",
     "ClientSpec",
@@ -95,11 +110,14 @@ __all__ = [
     "DecisionResult",
     "DecisionService",
     "Egress",
+    "EvidenceLink",
+    "EvidenceObject",
     "ExecutionRegion",
     "ExportPage",
     "ExportService",
     "Heartbeat",
     "HeartbeatAck",
+    "HistoryEntry",
     "IntakeService",
     "IssuedToken",
     "ItemDetail",
@@ -127,7 +145,11 @@ __all__ = [
     "Release",
     "ResolutionConsumer",
     "ReviewAction",
+    "ReviewCounts",
     "ReviewDecision",
+    "ReviewFilters",
+    "ReviewPage",
+    "ReviewQueue",
     "Role",
     "RunReport",
     "SourceSpec",

@@ -9,9 +9,12 @@ from fastapi.responses import JSONResponse
 from starlette.types import Lifespan
 
 from prw_api import health
+from prw_api.admin.console import install_console
 from prw_api.admin.oidc import IssuerUnavailable, LoginFailed, OidcRelyingParty
 from prw_api.admin.routes import auth
 from prw_api.admin.routes import decisions as decision_routes
+from prw_api.admin.routes import evidence as evidence_routes
+from prw_api.admin.routes import review as review_routes
 from prw_api.errors import ApiError, from_core_error, install_error_handlers, internal_error, render
 from prw_api.middleware import install_input_hardening
 from prw_platform.config import Settings
@@ -22,9 +25,10 @@ from prw_platform.errors import (
     DatabaseUnavailable,
     DecisionError,
     InvalidReviewDecision,
+    ReviewReadError,
     StreamNotProvisioned,
 )
-from prw_platform.services import DecisionService, OperatorSessions
+from prw_platform.services import DecisionService, OperatorSessions, ReviewQueue
 
 #: The admin origin's code of a request the platform refuses before the route runs.
 VALIDATION_FAILED = "VALIDATION_FAILED"
@@ -49,6 +53,7 @@ def create_app(
     decisions: DecisionService,
     oidc: OidcRelyingParty,
     *,
+    review: ReviewQueue,
     lifespan: Lifespan[FastAPI] | None = None,
 ) -> FastAPI:
     """The services come from the composition root (``Platform.operator_sessions``, ``Platform.decisions``);
@@ -63,12 +68,17 @@ def create_app(
     app.state.sessions = sessions
     app.state.decisions = decisions
     app.state.oidc = oidc
+    app.state.review = review
     app.state.ready = lambda: sessions.ready()
     install_error_handlers(app, validation_code=VALIDATION_FAILED)
     install_input_hardening(app, settings, validation_code=VALIDATION_FAILED)
     _install_admin_errors(app)
     for router in (health.router, auth.router, decision_routes.router):
         app.include_router(router)
+    # if_review_read: the queue, a case and its signed evidence links.
+    for router in (review_routes.router, evidence_routes.router):
+        app.include_router(router)
+    install_console(app)  # the review console's pages under /console (outside the OpenAPI contract)
     return app
 
 
@@ -105,7 +115,12 @@ def _install_admin_errors(app: FastAPI) -> None:
     async def on_issuer_unavailable(request: Request, exc: Exception) -> JSONResponse:
         return render(request, ApiError(503, UNAVAILABLE, str(exc), retryable=True))
 
+    async def on_review_read(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ReviewReadError)
+        return render(request, ApiError(exc.status, exc.code, str(exc)))
+
     app.add_exception_handler(DecisionError, on_decision_error)
+    app.add_exception_handler(ReviewReadError, on_review_read)
     app.add_exception_handler(DatabaseError, on_database_error)
     app.add_exception_handler(StreamNotProvisioned, on_stream)
     app.add_exception_handler(LoginFailed, on_login_failed)

@@ -30,7 +30,13 @@ ROUTES: dict[tuple[str, str], str | None] = {
     ("put", "/v1/session/tenant"): None,
     ("post", "/auth/logout"): None,
     ("post", "/v1/decisions"): "reviewer",
+    # if_review_read: role viewer or higher. (GET /v1/evidence/{token} takes no session: its signed link is the
+    # authorization, tested in test_review_read_http.py.)
+    ("get", "/v1/review"): "viewer",
+    ("get", "/v1/review/{case_id}"): "viewer",
 }
+#: Routes that list the active tenant's rows: another tenant's member reads its own (empty) list.
+TENANT_LISTS = frozenset({("get", "/v1/review")})
 _RANK = {"viewer": 0, "reviewer": 1, "operator_admin": 2}
 
 
@@ -57,8 +63,11 @@ def _expected(who: str, route: tuple[str, str]) -> tuple[int, str | None]:
     if who == "other_tenant_reviewer_naming_the_tenant":
         return 403, "TENANT_SCOPE_DENIED"
     if who == "other_tenant_reviewer":
-        return 404, "NOT_FOUND"  # its own tenant has no such case
-    return (201, None) if _RANK[who] >= _RANK[needed] else (403, "FORBIDDEN")
+        # Its own tenant has no such case (a list of that tenant is empty).
+        return (200, None) if route in TENANT_LISTS else (404, "NOT_FOUND")
+    if _RANK[who] < _RANK[needed]:
+        return 403, "FORBIDDEN"
+    return (201, None) if route[0] == "post" else (200, None)
 
 
 def test_role_x_tenant_over_every_operator_route(
@@ -90,6 +99,9 @@ def _call(
     tenant: str | None,
 ) -> httpx.Response:
     body: dict[str, Any] = {}
+    method, path = route
+    if "{case_id}" in path:
+        path = path.replace("{case_id}", cases.open()["case_id"])
     if route == ("post", "/v1/decisions"):
         case = cases.open()
         body = {
@@ -109,7 +121,6 @@ def _call(
         headers["X-CSRF-Token"] = operator.csrf
     if tenant is not None:
         headers["X-PRW-Tenant"] = tenant
-    method, path = route
     try:
         return http.request(method.upper(), path, headers=headers, json=body if method != "get" else None)
     finally:
