@@ -43,14 +43,21 @@ def product_app(
     )
 
 
-def admin_app(platform: Platform, *, lifespan: Lifespan[FastAPI] | None = None) -> FastAPI:
+def admin_app(
+    platform: Platform, *, issuer: str | None = None, lifespan: Lifespan[FastAPI] | None = None
+) -> FastAPI:
     """The admin origin: ``Platform.operator_sessions`` and ``Platform.decisions``, logging operators in at
-    ``PRW_OPERATOR_OIDC__ISSUER`` (``prw dev``: its development identity provider)."""
+    ``PRW_OPERATOR_OIDC__ISSUER``, or at ``issuer`` when given (``prw demo``: the development identity provider
+    it serves)."""
+    settings = platform.settings
+    if issuer is not None:
+        oidc = settings.operator_oidc.model_copy(update={"issuer": issuer})
+        settings = settings.model_copy(update={"operator_oidc": oidc})
     return create_admin_app(
-        platform.settings,
+        settings,
         platform.operator_sessions,
         platform.decisions,
-        OidcRelyingParty(platform.settings.operator_oidc),
+        OidcRelyingParty(settings.operator_oidc),
         review=platform.review_queue,
         lifespan=lifespan,
     )

@@ -8,9 +8,14 @@
 4. Play a collector over HTTP: token, upload, capture for every bundled real page, and one page twice (the same
    Idempotency-Key and body: 200 with the existing receipt).
 5. Drive the pipeline through Dagster (the pipeline sensors and jobs, on the real instance) until drained.
-6. Print what happened and how to look at the same data in the Dagster UI and the APIs.
+6. Play a reviewer over HTTP (if_review_read, if_review_decision): log in at the admin origin through the
+   development identity provider, read the review queue and decide every case awaiting a human - map it to its
+   top candidate when the resolver is confident (``MAP_SCORE``), else create an item from the page's facts -
+   then drive Dagster again, so the reviewed pages become public items.
+7. Print what happened and how to look at the same data in the Dagster UI and the APIs.
 
-Running it again changes nothing public: every capture is an idempotent replay, so no job, decision or event.
+Running it again changes nothing public: every capture is an idempotent replay, so no job, decision or event, and
+the review queue is empty.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from prw_cli.settings import load_settings
 # The APIs, Dagster and the platform load when the demo runs, not for `prw demo --help`.
 if TYPE_CHECKING:
     from prw_cli.collector import Submitted
+    from prw_cli.reviewer import Decided, Reviewer
     from prw_orchestration.driver import DriveReport
     from prw_platform.bootstrap import Platform
 
@@ -37,10 +43,20 @@ console = Console()
 __all__ = ["CATALOG", "INSTANCE", "TENANT", "WORKER", "DemoRun", "demo", "provision_demo", "run_demo"]
 
 
+#: The demo reviewer maps a case to its top candidate at this score or above; below it, the page is a product the
+#: catalog does not have yet and the reviewer creates an item from it.
+MAP_SCORE = 0.8
+#: The development identity provider's reviewer (``DevIdpSettings`` default users).
+REVIEWER = "rita"
+
+
 @dataclass(frozen=True, slots=True)
 class DemoRun:
     submissions: list[tuple[DemoPage, Submitted]]
     drive: DriveReport
+    #: The reviewer's decisions over HTTP, and the Dagster runs that applied them.
+    reviews: list[Decided]
+    review_drive: DriveReport
     public_items: list[dict[str, Any]]
     intake_url: str
     product_url: str
@@ -89,12 +105,8 @@ def run_demo(platform: Platform, *, drive: bool = True) -> DemoRun:
     from prw_api import compose
     from prw_api.server import BackgroundServer
     from prw_cli.collector import Collector
-    from prw_orchestration.definitions import build_definitions
-    from prw_orchestration.driver import DriveReport, drive_until_drained
-    from prw_orchestration.instance import open_instance
-    from prw_orchestration.resources import PlatformResource
+    from prw_orchestration.driver import DriveReport
 
-    settings = platform.settings
     pages = demo_pages()
     client_id, secret = provision_demo(platform, pages)
     intake_app = compose.intake_app(platform)
@@ -116,20 +128,68 @@ def run_demo(platform: Platform, *, drive: bool = True) -> DemoRun:
                     url=page.url,
                 )
                 submissions.append((page, submitted))
-        report = DriveReport()
+        report = review_report = DriveReport()
+        reviews: list[Decided] = []
         if drive:
-            with console.status(
-                "Dagster: sensors -> runs until the stream is drained", spinner="dots"
-            ) as status:
-                instance = open_instance(settings)
-                defs = build_definitions(PlatformResource())
-                report = drive_until_drained(
-                    defs, instance, on_run=lambda job, key: status.update(f"Dagster: ran {job} ({key})")
-                )
+            report = _drive(platform, "Dagster: sensors -> runs until the stream is drained")
+            reviews = _review(platform)
+            if reviews:
+                review_report = _drive(platform, "Dagster: applying the reviewer's decisions")
         with httpx.Client(base_url=product.url, timeout=10) as public:
             page = public.get("/v1/items", params={"limit": 100}).json()
             items = [public.get(f"/v1/items/{i['item']}").json() for i in page["items"]]
-        return DemoRun(submissions, report, items, intake.url, product.url)
+        return DemoRun(submissions, report, reviews, review_report, items, intake.url, product.url)
+
+
+def _drive(platform: Platform, what: str) -> DriveReport:
+    from prw_orchestration.definitions import build_definitions
+    from prw_orchestration.driver import drive_until_drained
+    from prw_orchestration.instance import open_instance
+    from prw_orchestration.resources import PlatformResource
+
+    with console.status(what, spinner="dots") as status:
+        instance = open_instance(platform.settings)
+        defs = build_definitions(PlatformResource())
+        return drive_until_drained(
+            defs, instance, on_run=lambda job, key: status.update(f"Dagster: ran {job} ({key})")
+        )
+
+
+def _review(platform: Platform) -> list[Decided]:
+    """Serve the development identity provider and the admin origin, and decide every awaiting case as the
+    development reviewer would in the console."""
+    from prw_api import compose
+    from prw_api.devidp import create_dev_idp
+    from prw_api.server import BackgroundServer
+    from prw_cli.reviewer import Reviewer
+
+    with (
+        BackgroundServer(create_dev_idp(platform.settings.dev_idp)) as idp,
+        BackgroundServer(compose.admin_app(platform, issuer=idp.url)) as admin,
+        Reviewer(admin.url, REVIEWER) as reviewer,
+        console.status("reviewer: deciding the review queue over HTTP", spinner="dots") as status,
+    ):
+        decided = []
+        for summary in list(reviewer.queue()):
+            status.update(f"reviewer: {summary['case_id']}")
+            decided.append(_decide(reviewer, reviewer.case(summary["case_id"])))
+        return decided
+
+
+def _decide(reviewer: Reviewer, case: dict[str, Any]) -> Decided:
+    candidates = sorted(case.get("candidates") or [], key=lambda c: c["rank"])
+    if candidates and candidates[0]["score"] >= MAP_SCORE:
+        top = candidates[0]
+        return reviewer.decide(
+            case,
+            "map_to",
+            f"demo reviewer: the page is {top['item_id']} (score {top['score']:.2f}: {top.get('reason')})",
+            map_to=top["item_id"],
+        )
+    best = f"the best candidate scores {candidates[0]['score']:.2f}" if candidates else "no candidate"
+    return reviewer.decide(
+        case, "create_item", f"demo reviewer: a product the catalog does not have yet ({best})"
+    )
 
 
 def _table(title: str, columns: tuple[str, ...], rows: list[tuple[object, ...]]) -> Table:
@@ -180,7 +240,14 @@ def _summary(platform: Platform, run: DemoRun) -> None:
     )
     console.print(
         _table(
-            "Review cases awaiting a human",
+            f"The reviewer's decisions (POST /v1/decisions as {REVIEWER}, over HTTP)",
+            ("case", "action", "decision", "case revision", "replayed"),
+            [(d.case_id, d.action, d.decision_id, d.case_revision, d.replayed) for d in run.reviews],
+        )
+    )
+    console.print(
+        _table(
+            "Review cases",
             ("case", "kind", "status", "revision", "capture", "candidates"),
             [
                 (c.case_id, c.kind, c.status, c.revision, c.capture_id, c.candidates)
@@ -216,9 +283,11 @@ def _summary(platform: Platform, run: DemoRun) -> None:
         )
     )
     lag = reports.projection_lag()
+    runs = run.drive.runs + run.review_drive.runs
+    failed = run.drive.failed_runs + run.review_drive.failed_runs
     console.print(
-        f"Dagster: {len(run.drive.runs)} runs in {run.drive.ticks} sensor ticks"
-        f" ({len(run.drive.failed_runs)} failed); projection lag {lag}; state run {run.drive.state_run}."
+        f"Dagster: {len(runs)} runs in {run.drive.ticks + run.review_drive.ticks} sensor ticks"
+        f" ({len(failed)} failed); projection lag {lag}; state run {run.drive.state_run}."
     )
     console.print(
         "\n[bold]Look at the same data[/bold]\n"

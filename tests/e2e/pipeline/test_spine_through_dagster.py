@@ -64,11 +64,21 @@ def test_captures_over_http_become_public_items_through_dagster_runs(platform: P
     }  # type: ignore[union-attr]
     assert anvil_prices == {("src_acme_web", "119.99"), ("src_schemaorg_docs", "119.99")}
 
-    # Pages without a strong identifier became review cases, not items.
+    # Pages without a strong identifier became review cases; the demo's reviewer decided both over HTTP (no
+    # candidate is a confident match, so each page became an item of its own), Dagster applied the decisions,
+    # and the catalog (automatic release policy) published them.
     cases = reports.review_cases(platform.operator_db, TENANT, CATALOG)
     assert len(cases) == 2
-    assert {c.status for c in cases} == {"awaiting_human"}
-    assert "Modern LED Wall Sconce" not in " ".join(catalog)
+    assert {c.status for c in cases} == {"decided"}
+    assert sorted(r.case_id for r in run.reviews) == sorted(c.case_id for c in cases)
+    assert {(r.action, r.replayed) for r in run.reviews} == {("create_item", False)}
+    assert run.review_drive.failed_runs == []
+    assert run.review_drive.runs
+    decisions = {d.decision_id: d for d in reports.decisions(platform.operator_db, TENANT, CATALOG)}
+    assert {(decisions[r.decision_id].actor, decisions[r.decision_id].case_id) for r in run.reviews} == {
+        ("reviewer:rita", c.case_id) for c in cases
+    }
+    assert "Modern LED Wall Sconce" in " ".join(catalog)
 
     # Every event on the stream validates against the contract, and the stream is fully relayed and applied.
     (stream,) = reports.stream_statuses(platform.operator_db)
@@ -106,6 +116,7 @@ def test_running_the_demo_again_leaves_the_public_catalog_unchanged(platform: Pl
 
     assert {s.status for _, s in second.submissions} == {200}  # every capture an idempotent replay
     assert second.drive.runs == []  # nothing to do: no job, no event, no run
+    assert second.reviews == []  # the review queue is empty
     assert reports.events(platform.operator_db, TENANT, CATALOG) == events_before
     assert second.public_items == first.public_items
 
