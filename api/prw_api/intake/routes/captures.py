@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Request, Response
+from fastapi import APIRouter, Header, Response
 from starlette.concurrency import run_in_threadpool
 
 from prw_api.errors import ErrorBody
 from prw_api.intake.deps import AuthDep, IntakeDep, VerifiedTokenDep
 from prw_api.intake.models import ReceiptBody
+from prw_api.intake.routes.receipts import receipt_url
 from prw_api.routing import PlatformRoute
 from prw_platform.services import CaptureSubmission
 
@@ -34,7 +35,6 @@ async def submit_capture(
     principal: VerifiedTokenDep,
     auth: AuthDep,
     intake: IntakeDep,
-    request: Request,
     response: Response,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> ReceiptBody:
@@ -44,8 +44,8 @@ async def submit_capture(
     submitted = await run_in_threadpool(
         intake.submit_capture, principal, idempotency_key, submission, auth.send_credential_check
     )
-    receipt_url = request.app.url_path_for("getReceipt", receipt_id=submitted.receipt.receipt_id)
+    location = receipt_url(submitted.receipt.receipt_id)
     if submitted.replayed:
         response.status_code = 200
-    response.headers["Location"] = str(receipt_url)
-    return ReceiptBody.of(submitted.receipt, str(receipt_url))
+    response.headers["Location"] = location
+    return ReceiptBody.of(submitted.receipt, location)
