@@ -30,6 +30,7 @@ from prw_platform.resolver.decisions import (
     DecisionError,
     InvalidReviewDecision,
     InvariantViolation,
+    MerchantNotFound,
     StaleCaseRevision,
 )
 from prw_platform.resolver.intake.errors import (
@@ -61,6 +62,7 @@ __all__ = [
     "InvalidReviewDecision",
     "InvalidToken",
     "InvariantViolation",
+    "MerchantNotFound",
     "MissingScope",
     "OAuthError",
     "OperatorTenantScopeDenied",

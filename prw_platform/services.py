@@ -44,8 +44,11 @@ from prw_platform.resolver.decisions import (
     REVIEW_ACTIONS,
     DecisionResult,
     DecisionService,
+    MerchantService,
+    MerchantSpec,
     ReviewAction,
     ReviewDecision,
+    ShippingPolicySpec,
 )
 from prw_platform.resolver.exports import MAX_EXPORT_LIMIT, ExportPage, ExportService
 from prw_platform.resolver.intake import (
@@ -107,6 +110,8 @@ __all__ = [
     "ItemPage",
     "Lease",
     "LeaseState",
+    "MerchantService",
+    "MerchantSpec",
     "OpenedSession",
     "OperatorIdentity",
     "OperatorReports",
@@ -130,6 +135,7 @@ __all__ = [
     "ReviewDecision",
     "Role",
     "RunReport",
+    "ShippingPolicySpec",
     "SourceSpec",
     "SourceSummary",
     "TenantReceipt",
