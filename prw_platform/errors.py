@@ -23,7 +23,7 @@ from prw_platform.db.errors import (
     InvalidData,
 )
 from prw_platform.plugins import PluginError
-from prw_platform.product.errors import InvalidQuery
+from prw_platform.product.errors import InvalidQuery, NotPublic
 from prw_platform.resolver.catalogs import SourceCatalogConflict, StreamNotProvisioned
 from prw_platform.resolver.decisions import (
     CaseNotFound,
@@ -64,6 +64,7 @@ __all__ = [
     "InvariantViolation",
     "MerchantNotFound",
     "MissingScope",
+    "NotPublic",
     "OAuthError",
     "OperatorTenantScopeDenied",
     "PluginError",

@@ -23,6 +23,14 @@ from prw_platform.auth.scopes import COLLECTOR_SCOPES, EXPORTS_READ, PRODUCT_SCO
 from prw_platform.auth.tokens import IssuedToken
 from prw_platform.product.catalog import DEFAULT_CATALOG_ID, DEFAULT_TENANT_ID, PublicCatalog
 from prw_platform.product.consumer.driver import ProductApply
+from prw_platform.product.merchant_queries import (
+    ItemListings,
+    MerchantDetail,
+    MerchantPage,
+    serialize_item_listings,
+    serialize_merchant,
+    serialize_merchant_page,
+)
 from prw_platform.product.queries import (
     DEFAULT_PAGE_SIZE,
     MAX_FACETS,
@@ -38,6 +46,12 @@ from prw_platform.product.queries import (
     serialize_source,
 )
 from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
+from prw_platform.product.shipping import (
+    MAX_BASKET_LINES,
+    BasketLine,
+    ShippingEvaluation,
+    serialize_evaluation,
+)
 from prw_platform.provisioning import CatalogProvisioning, CatalogSpec, ProvisionedCatalog, SourceSpec
 from prw_platform.reports import OperatorReports
 from prw_platform.resolver.decisions import (
@@ -80,6 +94,7 @@ __all__ = [
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_TENANT_ID",
     "EXPORTS_READ",
+    "MAX_BASKET_LINES",
     "MAX_EXPORT_LIMIT",
     "MAX_FACETS",
     "MAX_PAGE_SIZE",
@@ -87,6 +102,7 @@ __all__ = [
     "REVIEW_ACTIONS",
     "ROLES",
     "Access",
+    "BasketLine",
     "CaptureSubmission",
     "CatalogProvisioning",
     "CatalogSpec",
@@ -107,9 +123,12 @@ __all__ = [
     "IssuedToken",
     "ItemDetail",
     "ItemFilters",
+    "ItemListings",
     "ItemPage",
     "Lease",
     "LeaseState",
+    "MerchantDetail",
+    "MerchantPage",
     "MerchantService",
     "MerchantSpec",
     "OpenedSession",
@@ -135,6 +154,7 @@ __all__ = [
     "ReviewDecision",
     "Role",
     "RunReport",
+    "ShippingEvaluation",
     "ShippingPolicySpec",
     "SourceSpec",
     "SourceSummary",
@@ -142,7 +162,11 @@ __all__ = [
     "TokenBucketLimiter",
     "UploadDeclaration",
     "WorkerPolicy",
+    "serialize_evaluation",
     "serialize_item",
+    "serialize_item_listings",
+    "serialize_merchant",
+    "serialize_merchant_page",
     "serialize_page",
     "serialize_source",
 ]

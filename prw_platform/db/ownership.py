@@ -81,9 +81,9 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "product.public_item": "prw_platform.product.public_store",
         "product.public_listing": "prw_platform.product.public_store",
         "product.release_pointer": "prw_platform.product.public_store",
-        "product.public_merchant": "prw_platform.product.public_merchants",
-        "product.public_merchant_source": "prw_platform.product.public_merchants",
-        "product.public_shipping_policy": "prw_platform.product.public_merchants",
+        "product.public_merchant": "prw_platform.product.public_store",
+        "product.public_merchant_source": "prw_platform.product.public_store",
+        "product.public_shipping_policy": "prw_platform.product.public_store",
     }
 )
 
