@@ -176,7 +176,13 @@ class StreamBuilder:
 
     def has_unreleased(self) -> bool:
         items, listings = self._unreleased()
-        return bool(items or listings)
+        unreleased_facts = any(
+            self.released_merchant_facts.get((aggregate_type, aggregate_id), 0)
+            < self.revision(aggregate_type, aggregate_id)
+            for aggregate_type, facts in self.merchant_facts.items()
+            for aggregate_id in facts
+        )
+        return bool(items or listings or unreleased_facts)
 
     def release(self) -> dict[str, Any]:
         """Publish what changed since the last release (like the resolver's automatic policy)."""
