@@ -74,42 +74,30 @@ ALTER TABLE resolver.decision ADD CONSTRAINT decision_action_check CHECK (action
     'provision_merchant', 'bind_source', 'accept_shipping_policy'));
 """
 
-PRODUCT_TABLES = """
--- AW-04 internal projections (full state per revision), never served publicly.
-CREATE TABLE product.merchant_projection (
-    tenant_id    text NOT NULL,
-    catalog_id   text NOT NULL,
-    generation   integer NOT NULL DEFAULT 1,
-    merchant_id  text NOT NULL,
-    revision     bigint NOT NULL CHECK (revision > 0),
-    fields       jsonb NOT NULL,
-    position     bigint NOT NULL,
-    updated_at   timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (tenant_id, catalog_id, generation, merchant_id)
-);
-CREATE TABLE product.merchant_source_projection (
-    tenant_id    text NOT NULL,
-    catalog_id   text NOT NULL,
-    generation   integer NOT NULL DEFAULT 1,
-    source_id    text NOT NULL,
-    revision     bigint NOT NULL CHECK (revision > 0),
-    fields       jsonb NOT NULL,
-    position     bigint NOT NULL,
-    updated_at   timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (tenant_id, catalog_id, generation, source_id)
-);
-CREATE TABLE product.shipping_policy_projection (
-    tenant_id    text NOT NULL,
-    catalog_id   text NOT NULL,
-    generation   integer NOT NULL DEFAULT 1,
-    merchant_id  text NOT NULL,
-    revision     bigint NOT NULL CHECK (revision > 0),
-    fields       jsonb NOT NULL,
-    position     bigint NOT NULL,
-    updated_at   timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (tenant_id, catalog_id, generation, merchant_id)
-);
 
+def _fact_projection(table: str, key: str) -> str:
+    """AW-04 internal projection of one merchant fact (full state per revision), never served publicly."""
+    return f"""
+CREATE TABLE product.{table} (
+    tenant_id    text NOT NULL,
+    catalog_id   text NOT NULL,
+    generation   integer NOT NULL DEFAULT 1,
+    {key}  text NOT NULL,
+    revision     bigint NOT NULL CHECK (revision > 0),
+    fields       jsonb NOT NULL,
+    position     bigint NOT NULL,
+    updated_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant_id, catalog_id, generation, {key})
+);"""
+
+
+FACT_PROJECTIONS = (
+    ("merchant_projection", "merchant_id"),
+    ("merchant_source_projection", "source_id"),
+    ("shipping_policy_projection", "merchant_id"),
+)
+
+PRODUCT_TABLES = """
 -- History kept: one row per observed listing revision (listing.observed), never updated.
 CREATE TABLE product.inventory_observation (
     tenant_id         text NOT NULL,
@@ -198,6 +186,8 @@ def upgrade() -> None:
     op.execute(RESOLVER_TABLES)
     for table, privileges in RESOLVER_GRANTS:
         _secure(f"resolver.{table}", "resolver_app", privileges)
+    for table, key in FACT_PROJECTIONS:
+        op.execute(_fact_projection(table, key))
     op.execute(PRODUCT_TABLES)
     for table in PRODUCT_TABLES_NEW:
         _secure(f"product.{table}", "product_app", "SELECT, INSERT, UPDATE, DELETE")
