@@ -13,6 +13,7 @@ from prw_platform.product.merchant_queries import (
     get_public_merchant,
     list_public_merchants,
 )
+from prw_platform.product.reports import public_counts
 from prw_platform.product.scopes import ProjectedScope
 from tests.integration.product.tables import parked_event_ids
 from tests.unit.product.stream import CATALOG, TENANT, StreamBuilder
@@ -88,7 +89,7 @@ def test_every_observation_is_kept_once_whatever_the_order(
 
 
 def test_merchants_and_listing_merchants_are_public_only_once_released(
-    scope: ProjectedScope, stream: StreamBuilder, product_db: Database
+    scope: ProjectedScope, stream: StreamBuilder, product_db: Database, owner_db: Database
 ) -> None:
     messages = [
         stream.item("itm_a"),
@@ -102,7 +103,13 @@ def test_merchants_and_listing_merchants_are_public_only_once_released(
     assert list_public_merchants(product_db, TENANT, CATALOG).merchants == ()
     assert get_public_merchant(product_db, TENANT, CATALOG, "mer_shop_a").merchant is None
 
+    assert public_counts(owner_db)["public_merchants"] == 0
     apply_delivery(product_db, stream.release())
+    # The operator's product_projection asset counts them.
+    assert (
+        public_counts(owner_db)["public_merchants"],
+        public_counts(owner_db)["inventory_observations"],
+    ) == (1, 1)
 
     (merchant,) = list_public_merchants(product_db, TENANT, CATALOG).merchants
     assert (merchant.merchant_id, merchant.sources, merchant.publication_revision) == (
