@@ -16,8 +16,8 @@ from decimal import Decimal
 from typing import Any, Final
 
 from prw_platform.contracts import decimal_string
-from prw_platform.countries import is_country_code
 from prw_platform.db.database import Database
+from prw_platform.inputs.countries import is_country_code
 from prw_platform.product import public_store
 from prw_platform.product.errors import BasketSpansMerchants, InvalidDestination, InvalidQuery, NotPublic
 from prw_platform.product.public_rows import ListingMerchant, MerchantListing, Release

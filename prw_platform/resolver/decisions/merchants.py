@@ -24,8 +24,8 @@ from prw_platform.contracts import (
     ShippingRate,
     decimal_string,
 )
-from prw_platform.countries import is_country_code
 from prw_platform.db.database import Connection
+from prw_platform.inputs import InvalidInput, check_http_url, is_country_code, unstorable_character
 from prw_platform.resolver.decisions.errors import InvalidMerchantFact
 
 _MERCHANT_ID: Final = re.compile(r"^mer_[a-z0-9_]{1,120}$")
@@ -101,8 +101,13 @@ class ShippingPolicySpec:
 def check_merchant(spec: MerchantSpec) -> None:
     if not _MERCHANT_ID.match(spec.merchant_id):
         raise InvalidMerchantFact(f"merchant id {spec.merchant_id!r} is not mer_<a-z, 0-9, _>")
-    if not spec.name.strip():
-        raise InvalidMerchantFact("a merchant has a name")
+    if not spec.name.strip() or len(spec.name) > 200 or unstorable_character(spec.name) is not None:
+        raise InvalidMerchantFact("a merchant has a name of 1 to 200 storable characters")
+    if spec.url is not None:
+        try:
+            check_http_url(spec.url)  # published verbatim, like a listing's URL
+        except InvalidInput as error:
+            raise InvalidMerchantFact(f"merchant url: {error}") from error
 
 
 def check_policy(spec: ShippingPolicySpec) -> None:

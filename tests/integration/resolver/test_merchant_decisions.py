@@ -138,6 +138,10 @@ def test_binding_needs_a_merchant_and_a_source_of_the_catalog(catalog: Catalog) 
         service.bind_source(catalog.tenant_id, cat, "src_elsewhere", "mer_lumen", actor=OPERATOR)
     with pytest.raises(InvalidMerchantFact):
         service.provision(catalog.tenant_id, cat, MerchantSpec("Lumen", "Lumen"), actor=OPERATOR)
+    with pytest.raises(InvalidMerchantFact, match="url"):
+        service.provision(
+            catalog.tenant_id, cat, MerchantSpec("mer_x", "X", "javascript:alert(1)"), actor=OPERATOR
+        )
     with pytest.raises(ValueError, match="operator"):
         service.provision(catalog.tenant_id, cat, LUMEN, actor="rule:auto@1")
     assert catalog.count("merchant_source") == 0

@@ -1,8 +1,10 @@
 """ISO 3166-1 alpha-2: the officially assigned country codes, the destinations a shipping policy may name.
 
 Shared by the resolver (a policy naming another code is refused before it is accepted) and the product service
-(if_product_query 422 INVALID_DESTINATION "when the code is not ISO 3166-1 alpha-2"). A static list, not a
-dependency: the standard changes a few times a decade.
+(if_product_query 422 INVALID_DESTINATION "when the code is not ISO 3166-1 alpha-2"). Unlike ``regions`` (where a
+collector ran: the code's form is enough), a destination is a market, so only an assigned code is one; a
+user-assigned code such as ``XK`` is not. A static list, not a dependency: the standard changes a few times a
+decade.
 """
 
 from __future__ import annotations
