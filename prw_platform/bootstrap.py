@@ -41,7 +41,7 @@ from prw_platform.provisioning import CatalogProvisioning
 from prw_platform.queues import ACCEPTED_CHANGES, RESOLUTION_JOBS, Queue, build_queue
 from prw_platform.reports import OperatorReports
 from prw_platform.resolver.catalogs import current_stream
-from prw_platform.resolver.decisions import DecisionService, StreamRef
+from prw_platform.resolver.decisions import DecisionService, MerchantService, StreamRef
 from prw_platform.resolver.exports import ExportService
 from prw_platform.resolver.intake import (
     IntakeContext,
@@ -286,6 +286,11 @@ class Platform:
         signed with a key derived from the token signing key (the same in every worker process)."""
         secret = derived_secret(self.token_signing_key, "prw review v1")
         return ReviewQueue(self.resolver_api_db, EvidenceLinks(self.store, secret, clock=self.clock), secret)
+
+    @cached_property
+    def merchants(self) -> MerchantService:
+        """Operator decisions on merchants, source bindings and shipping policies (AW-01, an operator action)."""
+        return MerchantService(self.resolver_db, self.streams, clock=self.clock)
 
     @cached_property
     def relay(self) -> Relay:

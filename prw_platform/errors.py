@@ -23,13 +23,14 @@ from prw_platform.db.errors import (
     InvalidData,
 )
 from prw_platform.plugins import PluginError
-from prw_platform.product.errors import InvalidQuery
+from prw_platform.product.errors import InvalidQuery, NotPublic
 from prw_platform.resolver.catalogs import SourceCatalogConflict, StreamNotProvisioned
 from prw_platform.resolver.decisions import (
     CaseNotFound,
     DecisionError,
     InvalidReviewDecision,
     InvariantViolation,
+    MerchantNotFound,
     StaleCaseRevision,
 )
 from prw_platform.resolver.intake.errors import (
@@ -62,7 +63,9 @@ __all__ = [
     "InvalidReviewDecision",
     "InvalidToken",
     "InvariantViolation",
+    "MerchantNotFound",
     "MissingScope",
+    "NotPublic",
     "OAuthError",
     "OperatorTenantScopeDenied",
     "PluginError",

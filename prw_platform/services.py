@@ -23,6 +23,14 @@ from prw_platform.auth.scopes import COLLECTOR_SCOPES, EXPORTS_READ, PRODUCT_SCO
 from prw_platform.auth.tokens import IssuedToken
 from prw_platform.product.catalog import DEFAULT_CATALOG_ID, DEFAULT_TENANT_ID, PublicCatalog
 from prw_platform.product.consumer.driver import ProductApply
+from prw_platform.product.merchant_queries import (
+    ItemListings,
+    MerchantDetail,
+    MerchantPage,
+    serialize_item_listings,
+    serialize_merchant,
+    serialize_merchant_page,
+)
 from prw_platform.product.queries import (
     DEFAULT_PAGE_SIZE,
     MAX_FACETS,
@@ -38,14 +46,23 @@ from prw_platform.product.queries import (
     serialize_source,
 )
 from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
+from prw_platform.product.shipping import (
+    MAX_BASKET_LINES,
+    BasketLine,
+    ShippingEvaluation,
+    serialize_evaluation,
+)
 from prw_platform.provisioning import CatalogProvisioning, CatalogSpec, ProvisionedCatalog, SourceSpec
 from prw_platform.reports import OperatorReports
 from prw_platform.resolver.decisions import (
     REVIEW_ACTIONS,
     DecisionResult,
     DecisionService,
+    MerchantService,
+    MerchantSpec,
     ReviewAction,
     ReviewDecision,
+    ShippingPolicySpec,
 )
 from prw_platform.resolver.exports import MAX_EXPORT_LIMIT, ExportPage, ExportService
 from prw_platform.resolver.intake import (
@@ -89,6 +106,7 @@ __all__ = [
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_TENANT_ID",
     "EXPORTS_READ",
+    "MAX_BASKET_LINES",
     "MAX_EXPORT_LIMIT",
     "MAX_FACETS",
     "MAX_PAGE_SIZE",
@@ -96,6 +114,7 @@ __all__ = [
     "REVIEW_ACTIONS",
     "ROLES",
     "Access",
+    "BasketLine",
     "Candidate",
     "CaptureSubmission",
     "CaseSummary",
@@ -122,9 +141,14 @@ __all__ = [
     "IssuedToken",
     "ItemDetail",
     "ItemFilters",
+    "ItemListings",
     "ItemPage",
     "Lease",
     "LeaseState",
+    "MerchantDetail",
+    "MerchantPage",
+    "MerchantService",
+    "MerchantSpec",
     "OpenedSession",
     "OperatorIdentity",
     "OperatorReports",
@@ -152,13 +176,19 @@ __all__ = [
     "ReviewQueue",
     "Role",
     "RunReport",
+    "ShippingEvaluation",
+    "ShippingPolicySpec",
     "SourceSpec",
     "SourceSummary",
     "TenantReceipt",
     "TokenBucketLimiter",
     "UploadDeclaration",
     "WorkerPolicy",
+    "serialize_evaluation",
     "serialize_item",
+    "serialize_item_listings",
+    "serialize_merchant",
+    "serialize_merchant_page",
     "serialize_page",
     "serialize_source",
 ]

@@ -64,6 +64,11 @@ class PrwCommands(LazyGroup):
             "Collector OAuth clients: create (client_id + secret, shown once) and revoke.",
         ),
         LazyCommand(
+            "merchants",
+            "prw_cli.commands.merchants:app",
+            "Merchants: add one, bind a source to it, accept its shipping policy (operator decisions).",
+        ),
+        LazyCommand(
             "receipts",
             "prw_cli.commands.receipts:app",
             "Capture receipts: show any receipt's status (stored, accepted, in_review, failed).",

@@ -26,6 +26,10 @@ Identifier = Annotated[str, Field(min_length=1, max_length=128)]
 Revision = Annotated[int, Field(ge=1)]
 DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
 DecimalString = Annotated[str, Field(pattern=DECIMAL_PATTERN)]
+#: A non-negative amount of money (a shipping rate, a threshold): a decimal string.
+AmountString = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?$")]
+CurrencyCode = Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
+CountryCode = Annotated[str, Field(pattern=r"^[A-Z]{2}$")]
 
 
 def _has_offset(value: str) -> str:
@@ -162,6 +166,72 @@ class ReleasedListing(EventPayload):
     fields: ListingPayload = Field(description="Public listing fields snapshot.")
 
 
+class MerchantPayload(EventPayload):
+    """`merchant.created` / `merchant.updated`: a merchant an operator provisioned."""
+
+    merchant: Identifier = Field(description="Merchant id (`mer_…`); equals `aggregate.id`.")
+    name: str = Field(min_length=1, max_length=200, description="Display name.")
+    url: str | None = Field(description="The merchant's home page, or null.")
+
+
+class MerchantSourcePayload(EventPayload):
+    """`merchant.source_bound`: the merchant that sells through a source (one merchant per source)."""
+
+    source_id: Identifier = Field(description="Source id; equals `aggregate.id`.")
+    merchant: Identifier = Field(description="The merchant the source's listings belong to now.")
+
+
+class ShippingRate(EventPayload):
+    """The shipping cost of one basket to one destination."""
+
+    destination: CountryCode = Field(description="ISO 3166-1 alpha-2 country code.")
+    rate: AmountString = Field(description="Cost in the policy's currency, a decimal string.")
+
+
+def _one_rate_per_destination(rates: tuple[ShippingRate, ...]) -> tuple[ShippingRate, ...]:
+    destinations = [rate.destination for rate in rates]
+    if len(set(destinations)) != len(destinations):
+        raise ValueError("a destination has one rate")
+    return rates
+
+
+class ShippingPolicyPayload(EventPayload):
+    """`shipping_policy.accepted`: a merchant's shipping policy (one per merchant) at this revision."""
+
+    merchant: Identifier = Field(description="Merchant id; equals `aggregate.id`.")
+    currency: CurrencyCode = Field(description="ISO 4217 currency of the rates and the threshold.")
+    rates: Annotated[tuple[ShippingRate, ...], AfterValidator(_one_rate_per_destination)] = Field(
+        description="One rate per destination the merchant ships to (each destination once)."
+    )
+    free_shipping_threshold: AmountString | None = Field(
+        description="A basket worth at least this much ships free; null: never free."
+    )
+
+
+class ReleasedMerchant(EventPayload):
+    """A merchant revision a release publishes."""
+
+    merchant: Identifier = Field(description="Merchant id.")
+    revision: Revision = Field(description="The published merchant revision.")
+    fields: MerchantPayload = Field(description="Public fields snapshot of that revision.")
+
+
+class ReleasedMerchantSource(EventPayload):
+    """A source → merchant binding a release publishes."""
+
+    source_id: Identifier = Field(description="Source id.")
+    merchant: Identifier = Field(description="The source's merchant.")
+    revision: Revision = Field(description="The published binding revision.")
+
+
+class ReleasedShippingPolicy(EventPayload):
+    """A shipping policy revision a release publishes."""
+
+    merchant: Identifier = Field(description="Merchant id.")
+    revision: Revision = Field(description="The published policy revision.")
+    fields: ShippingPolicyPayload = Field(description="The policy at that revision.")
+
+
 class ReleasePayload(EventPayload):
     """`release.authorized`: what one publication adds or changes (earlier releases stay public)."""
 
@@ -171,3 +241,13 @@ class ReleasePayload(EventPayload):
     publication_revision: Revision = Field(description="Identifies the release; equals `aggregate.revision`.")
     items: tuple[ReleasedItem, ...] = Field(description="Item revisions this release publishes.")
     listings: tuple[ReleasedListing, ...] = Field(description="Listing assignments this release publishes.")
+    # Defaults: a release written before merchants existed publishes none.
+    merchants: tuple[ReleasedMerchant, ...] = Field(
+        default=(), description="Merchant revisions this release publishes."
+    )
+    merchant_sources: tuple[ReleasedMerchantSource, ...] = Field(
+        default=(), description="Source → merchant bindings this release publishes."
+    )
+    shipping_policies: tuple[ReleasedShippingPolicy, ...] = Field(
+        default=(), description="Shipping policy revisions this release publishes."
+    )

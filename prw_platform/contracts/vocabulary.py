@@ -23,7 +23,10 @@ from prw_platform.contracts.payloads import (
     ItemPayload,
     ListingPayload,
     MappingPayload,
+    MerchantPayload,
+    MerchantSourcePayload,
     ReleasePayload,
+    ShippingPolicyPayload,
 )
 from prw_platform.contracts.schemas import ACCEPTED_CHANGE_SCHEMA, SchemaViolation
 
@@ -34,6 +37,9 @@ CATALOG_ITEM: Final = "catalog_item"
 LISTING: Final = "listing"
 LISTING_MAPPING: Final = "listing_mapping"
 RELEASE: Final = "release"
+MERCHANT: Final = "merchant"
+MERCHANT_SOURCE: Final = "merchant_source"
+SHIPPING_POLICY: Final = "shipping_policy"
 
 
 class Revisions(StrEnum):
@@ -187,14 +193,57 @@ VOCABULARY: Final[Mapping[str, EventType]] = {
             summary="A listing is remapped to another item (INV-01: it keeps one current mapping).",
         ),
         EventType(
+            name="merchant.created",
+            aggregate_type=MERCHANT,
+            payload=MerchantPayload,
+            id_key="merchant",
+            revisions=Revisions.FIRST,
+            depends_on=(),
+            dependency_rule="none",
+            summary="An operator provisioned a merchant.",
+        ),
+        EventType(
+            name="merchant.updated",
+            aggregate_type=MERCHANT,
+            payload=MerchantPayload,
+            id_key="merchant",
+            revisions=Revisions.LATER,
+            depends_on=(),
+            dependency_rule="none",
+            summary="A later revision of a merchant (its full state, not a diff).",
+        ),
+        EventType(
+            name="merchant.source_bound",
+            aggregate_type=MERCHANT_SOURCE,
+            payload=MerchantSourcePayload,
+            id_key="source_id",
+            revisions=Revisions.ANY,
+            depends_on=(MERCHANT,),
+            dependency_rule="`merchant` at its current revision",
+            summary="An operator bound a source to a merchant (the aggregate id is the source id; a later "
+            "revision moves the source to another merchant).",
+        ),
+        EventType(
+            name="shipping_policy.accepted",
+            aggregate_type=SHIPPING_POLICY,
+            payload=ShippingPolicyPayload,
+            id_key="merchant",
+            revisions=Revisions.ANY,
+            depends_on=(MERCHANT,),
+            dependency_rule="`merchant` at its current revision",
+            summary="A merchant's shipping policy was accepted by a decision (the aggregate id is the "
+            "merchant id; each revision replaces the policy).",
+        ),
+        EventType(
             name="release.authorized",
             aggregate_type=RELEASE,
             payload=ReleasePayload,
             id_key="release",
             revisions=Revisions.ANY,
-            depends_on=(CATALOG_ITEM, LISTING_MAPPING),
+            depends_on=(CATALOG_ITEM, LISTING_MAPPING, MERCHANT, MERCHANT_SOURCE, SHIPPING_POLICY),
             dependency_rule="`catalog_item` at every item revision it publishes; `listing_mapping` at every "
-            "mapping revision it publishes",
+            "mapping revision it publishes; `merchant`, `merchant_source` and `shipping_policy` at every "
+            "revision it publishes",
             summary="A publication of the catalog: one release aggregate per catalog (`rel_<catalog_id>`), whose "
             "revision is the publication revision.",
             revision_key="publication_revision",

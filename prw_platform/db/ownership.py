@@ -57,6 +57,10 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "resolver.release_pointer": "prw_platform.resolver.decisions.releases",
         "resolver.released_item": "prw_platform.resolver.decisions.releases",
         "resolver.released_listing": "prw_platform.resolver.decisions.releases",
+        # Merchants, source bindings and shipping policies (operator decisions, AW-01).
+        "resolver.merchant": "prw_platform.resolver.decisions.merchants",
+        "resolver.merchant_source": "prw_platform.resolver.decisions.merchants",
+        "resolver.shipping_policy": "prw_platform.resolver.decisions.merchants",
         # The PostgreSQL queue (the embedded default of the Queue port).
         "queue.message": "prw_platform.queues.postgres",
         "queue.dead_letter": "prw_platform.queues.postgres",
@@ -67,12 +71,19 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "product.item_projection": "prw_platform.product.consumer.projection",
         "product.listing_projection": "prw_platform.product.consumer.projection",
         "product.listing_mapping_projection": "prw_platform.product.consumer.projection",
+        "product.merchant_projection": "prw_platform.product.consumer.merchant_projection",
+        "product.merchant_source_projection": "prw_platform.product.consumer.merchant_projection",
+        "product.shipping_policy_projection": "prw_platform.product.consumer.merchant_projection",
+        "product.inventory_observation": "prw_platform.product.consumer.merchant_projection",
         "product.progress": "prw_platform.product.progress",
         "product.projected_scope": "prw_platform.product.scopes",
         # The released public snapshot: written by releases.py, read by queries.py, both through this module.
         "product.public_item": "prw_platform.product.public_store",
         "product.public_listing": "prw_platform.product.public_store",
         "product.release_pointer": "prw_platform.product.public_store",
+        "product.public_merchant": "prw_platform.product.public_store",
+        "product.public_merchant_source": "prw_platform.product.public_store",
+        "product.public_shipping_policy": "prw_platform.product.public_store",
     }
 )
 

@@ -13,6 +13,14 @@ from typing import Final
 
 from prw_platform.db.database import Database
 from prw_platform.plugins.query import QueryVocabulary
+from prw_platform.product.merchant_queries import (
+    ItemListings,
+    MerchantDetail,
+    MerchantPage,
+    get_item_listings,
+    get_public_merchant,
+    list_public_merchants,
+)
 from prw_platform.product.queries import (
     DEFAULT_PAGE_SIZE,
     NO_VOCABULARY,
@@ -29,6 +37,7 @@ from prw_platform.product.queries import (
     get_release,
     list_public_items,
 )
+from prw_platform.product.shipping import BasketLine, ShippingEvaluation, evaluate_shipping
 
 #: if_product_query Tenant: "Deployment binds ten_primary and tenant-private cat_primary."
 DEFAULT_TENANT_ID: Final = "ten_primary"
@@ -82,3 +91,18 @@ class PublicCatalog:
 
     def source(self, source_id: str) -> SourceSummary | None:
         return get_public_source(self.db, self.tenant_id, self.catalog_id, source_id)
+
+    def item_listings(self, item_id: str) -> ItemListings:
+        return get_item_listings(self.db, self.tenant_id, self.catalog_id, item_id)
+
+    def merchants(self, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None) -> MerchantPage:
+        return list_public_merchants(
+            self.db, self.tenant_id, self.catalog_id, limit=limit, cursor=cursor, cursors=self.cursors
+        )
+
+    def merchant(self, merchant_id: str) -> MerchantDetail:
+        return get_public_merchant(self.db, self.tenant_id, self.catalog_id, merchant_id)
+
+    def evaluate_shipping(self, destination: str, lines: tuple[BasketLine, ...]) -> ShippingEvaluation:
+        """if_product_query: computed per request, stores nothing."""
+        return evaluate_shipping(self.db, self.tenant_id, self.catalog_id, destination, lines)

@@ -49,3 +49,22 @@ class InvalidQuery(ValueError):
     """A public query with a malformed cursor, limit or filter (the edge renders it as a 4xx)."""
 
     code = "INVALID_QUERY"
+
+
+class InvalidDestination(InvalidQuery):
+    """if_product_query 422 INVALID_DESTINATION: not an ISO 3166-1 alpha-2 code, or the merchant does not ship
+    there."""
+
+    code = "INVALID_DESTINATION"
+
+
+class BasketSpansMerchants(InvalidQuery):
+    """if_product_query 422 BASKET_SPANS_MERCHANTS: a shipping evaluation is one merchant's basket."""
+
+    code = "BASKET_SPANS_MERCHANTS"
+
+
+class NotPublic(LookupError):
+    """if_product_query 404 NOT_FOUND: no applied release publishes it (the edge renders the 404)."""
+
+    code = "NOT_FOUND"

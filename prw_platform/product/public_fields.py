@@ -23,6 +23,9 @@ PUBLIC_LISTING_FIELDS: Final = (
     "availability",
     "observed_at",
 )
+PUBLIC_MERCHANT_FIELDS: Final = ("merchant", "name", "url")
+PUBLIC_POLICY_FIELDS: Final = ("currency", "free_shipping_threshold")
+PUBLIC_RATE_FIELDS: Final = ("destination", "rate")
 
 _Scalar = str | int | float | bool | None
 
@@ -42,6 +45,22 @@ def public_item_fields(snapshot: Mapping[str, Any]) -> dict[str, Any]:
 
 def public_listing_fields(snapshot: Mapping[str, Any]) -> dict[str, Any]:
     return {key: _scalar_or_none(snapshot.get(key)) for key in PUBLIC_LISTING_FIELDS}
+
+
+def public_merchant_fields(snapshot: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: _scalar_or_none(snapshot.get(key)) for key in PUBLIC_MERCHANT_FIELDS}
+
+
+def public_policy_fields(snapshot: Mapping[str, Any]) -> dict[str, Any]:
+    """A shipping policy's public fields: currency, threshold and the rates (destination, rate) only."""
+    fields: dict[str, Any] = {key: _scalar_or_none(snapshot.get(key)) for key in PUBLIC_POLICY_FIELDS}
+    rates = snapshot.get("rates")
+    fields["rates"] = [
+        {key: _scalar_or_none(rate.get(key)) for key in PUBLIC_RATE_FIELDS}
+        for rate in (rates if isinstance(rates, list) else [])
+        if isinstance(rate, Mapping)
+    ]
+    return fields
 
 
 def _identifiers(value: object) -> dict[str, Any]:

@@ -8,79 +8,35 @@ caller reads the scope (``scopes.find_scope``) in the same transaction. Nothing 
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import Any
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from prw_platform.db.database import Connection
+from prw_platform.product.public_filters import item_conditions
+from prw_platform.product.public_rows import (
+    BasketRows,
+    FacetCount,
+    ItemDetailRow,
+    ItemListingsRow,
+    ItemRows,
+    ItemSearch,
+    MerchantRows,
+    PublicItem,
+    PublicListing,
+    PublicMerchant,
+    Release,
+    SourceRow,
+    dict_of,
+    int_of,
+    list_of,
+    listing_of,
+    merchant_listing_of,
+    merchant_of,
+    release_of,
+)
 from prw_platform.product.scopes import SERVING_GENERATION_SUBQUERY, ProjectedScope
-
-
-@dataclass(frozen=True, slots=True)
-class ItemFilters:
-    """Filters on released items; all given filters must match (if_product_query)."""
-
-    brand: str | None = None  # case-insensitive equality
-    gtin: str | None = None
-    mpn: str | None = None
-    profile: str | None = None
-    #: Text search: every word occurs, case-insensitively, in the title, brand, MPN or GTIN.
-    text: str | None = None
-    #: (attribute key, value) pairs; a value matches the attribute's value, its value and unit ("1 TB"), or the
-    #: canonical value and unit a profile reads it as (1 TB is stored as 1000 GB: ``queries`` resolves it).
-    attributes: tuple[tuple[str, str], ...] = ()
-    #: A product class a profile declares (``cls_storage_ssd``).
-    item_class: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class AttributeCondition:
-    """One ``attr[key]=text`` filter, with the canonical value and unit a profile read the text as (if any)."""
-
-    key: str
-    text: str
-    canonical: str | None = None
-    unit: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ClassCondition:
-    """Items of a profile (by name, any version) whose attributes satisfy one of ``any_of``."""
-
-    profile: str
-    any_of: tuple[dict[str, list[str]], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ItemSearch:
-    """A list query resolved against the vocabulary: what ``find_page`` runs."""
-
-    filters: ItemFilters
-    attributes: tuple[AttributeCondition, ...] = ()
-    item_class: ClassCondition | None = None
-    facet_keys: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class PublicListing:
-    listing_id: str
-    item_id: str
-    publication_revision: int
-    fields: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class PublicItem:
-    item_id: str
-    published_revision: int
-    publication_revision: int
-    fields: dict[str, Any]
-    #: Only the detail query loads listings; None in a collection.
-    listings: tuple[PublicListing, ...] | None = None
-
 
 # --- writes: applying a release ------------------------------------------------------------------------------
 
@@ -138,6 +94,64 @@ def publish_listing(
     )
 
 
+def publish_merchant(conn: Connection, scope: ProjectedScope, merchant: PublicMerchant) -> None:
+    conn.execute(
+        """INSERT INTO product.public_merchant (tenant_id, catalog_id, generation, merchant_id, published_revision,
+               publication_revision, fields)
+           VALUES (%s, %s, %s, %s, %s, %s, %s)
+           ON CONFLICT (tenant_id, catalog_id, generation, merchant_id) DO UPDATE
+              SET published_revision = excluded.published_revision,
+                  publication_revision = excluded.publication_revision, fields = excluded.fields,
+                  released_at = now()""",
+        (
+            *_scope_key(scope),
+            merchant.merchant_id,
+            merchant.published_revision,
+            merchant.publication_revision,
+            Jsonb(merchant.fields),
+        ),
+    )
+
+
+def publish_merchant_source(
+    conn: Connection, scope: ProjectedScope, source_id: str, merchant_id: str, revision: int, publication: int
+) -> None:
+    """One merchant per source: a later binding moves the source."""
+    conn.execute(
+        """INSERT INTO product.public_merchant_source (tenant_id, catalog_id, generation, source_id, merchant_id,
+               published_revision, publication_revision)
+           VALUES (%s, %s, %s, %s, %s, %s, %s)
+           ON CONFLICT (tenant_id, catalog_id, generation, source_id) DO UPDATE
+              SET merchant_id = excluded.merchant_id, published_revision = excluded.published_revision,
+                  publication_revision = excluded.publication_revision, released_at = now()""",
+        (*_scope_key(scope), source_id, merchant_id, revision, publication),
+    )
+
+
+def publish_shipping_policy(
+    conn: Connection,
+    scope: ProjectedScope,
+    merchant_id: str,
+    revision: int,
+    publication: int,
+    fields: dict[str, Any],
+) -> None:
+    conn.execute(
+        """INSERT INTO product.public_shipping_policy (tenant_id, catalog_id, generation, merchant_id,
+               published_revision, publication_revision, fields)
+           VALUES (%s, %s, %s, %s, %s, %s, %s)
+           ON CONFLICT (tenant_id, catalog_id, generation, merchant_id) DO UPDATE
+              SET published_revision = excluded.published_revision,
+                  publication_revision = excluded.publication_revision, fields = excluded.fields,
+                  released_at = now()""",
+        (*_scope_key(scope), merchant_id, revision, publication, Jsonb(fields)),
+    )
+
+
+def _scope_key(scope: ProjectedScope) -> tuple[str, str, int]:
+    return scope.tenant_id, scope.catalog_id, scope.serving_generation
+
+
 def point_release(
     conn: Connection,
     scope: ProjectedScope,
@@ -174,44 +188,6 @@ def point_release(
 # items and listings from the tables this module owns.
 
 
-@dataclass(frozen=True, slots=True)
-class Release:
-    """The release the serving generation points at; ``publication_revision`` None before the first one."""
-
-    generation: int
-    publication_revision: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class FacetCount:
-    key: str
-    value: Any
-    unit: str | None
-    count: int
-
-
-@dataclass(frozen=True, slots=True)
-class ItemRows:
-    release: Release
-    items: list[PublicItem]
-    facets: list[FacetCount]
-
-
-@dataclass(frozen=True, slots=True)
-class ItemDetailRow:
-    release: Release
-    item: PublicItem | None
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRow:
-    release: Release
-    source_id: str
-    listings: int
-    items: int
-    last_observed_at: str | None
-
-
 _SCOPE = sql.SQL(
     """scope AS (SELECT {generation} AS generation),
        pointer AS (SELECT s.generation, r.publication_revision FROM scope s
@@ -237,26 +213,6 @@ SELECT p.generation, p.publication_revision AS current_revision, i.item_id, i.pu
     ON i.tenant_id = %(tenant)s AND i.catalog_id = %(catalog)s AND i.generation = p.generation
    AND i.item_id = %(item)s"""
 ).format(scope=_SCOPE, listings=sql.SQL(_LISTINGS_OF))
-
-# The list query is composed of the filters given, each a plain expression on the row, so PostgreSQL uses the
-# brand / GTIN indexes and evaluates nothing for an absent filter; the shapes are few (prepared per connection).
-_NUMBER = "'^-?[0-9]+(\\.[0-9]+)?$'"
-_ATTRIBUTE = "i.fields->'attributes'->{key}"
-_SIMPLE_FILTERS = {
-    "brand": "lower(i.fields->>'brand') = lower(%(brand)s::text)",
-    "gtin": "i.fields->'identifiers'->>'gtin' = %(gtin)s::text",
-    "mpn": "i.fields->'identifiers'->>'mpn' = %(mpn)s::text",
-    "profile": "i.fields->>'profile' = %(profile)s::text",
-}
-_TERM = """concat_ws(' ', i.fields->>'title', i.fields->>'brand', i.fields->'identifiers'->>'mpn',
-                    i.fields->'identifiers'->>'gtin') ILIKE {pattern}"""
-# An attribute matches the text as typed (its value, or value and unit), or the canonical value and unit a profile
-# read the text as; two numbers compare as numbers ("1000" and "1000.0"), in a CASE so no other text is cast.
-_AS_TYPED = "({a}->>'value' = {text} OR concat_ws(' ', {a}->>'value', {a}->>'unit') = {text})"
-_CANONICAL = """coalesce({a}->>'unit', '') = {unit} AND ({a}->>'value' = {canonical}
-                 OR CASE WHEN {a}->>'value' ~ {number} THEN ({a}->>'value')::numeric = {canonical}::numeric
-                         ELSE false END)"""
-_CLASS_KEY = "i.fields->'attributes'->{key}->>'value' = ANY({allowed}::text[])"
 
 _MATCHED = """matched AS NOT MATERIALIZED (
     SELECT i.item_id, i.published_revision, i.publication_revision, i.fields
@@ -290,57 +246,7 @@ _FACETS = """(SELECT coalesce(jsonb_agg(jsonb_build_object('key', key, 'value', 
 
 def _page_query(search: ItemSearch, params: dict[str, Any]) -> sql.Composed:
     """The list statement for ``search``; fills ``params`` with the values of its placeholders."""
-    filters = search.filters
-    conditions: list[sql.Composable] = []
-    for name, condition in _SIMPLE_FILTERS.items():
-        if getattr(filters, name) is not None:
-            params[name] = getattr(filters, name)
-            conditions.append(sql.SQL(condition))
-    for n, word in enumerate((filters.text or "").split()):
-        params[f"term{n}"] = _like_pattern(word)
-        conditions.append(sql.SQL(_TERM).format(pattern=sql.Placeholder(f"term{n}")))
-    for n, attribute in enumerate(search.attributes):
-        params[f"attr{n}_key"], params[f"attr{n}_text"] = attribute.key, attribute.text
-        a = sql.SQL(_ATTRIBUTE).format(key=sql.Placeholder(f"attr{n}_key"))
-        match = sql.SQL(_AS_TYPED).format(a=a, text=sql.Placeholder(f"attr{n}_text"))
-        if attribute.canonical is not None:
-            params[f"attr{n}_canonical"], params[f"attr{n}_unit"] = attribute.canonical, attribute.unit or ""
-            canonical = sql.SQL(_CANONICAL).format(
-                a=a,
-                canonical=sql.Placeholder(f"attr{n}_canonical"),
-                unit=sql.Placeholder(f"attr{n}_unit"),
-                number=sql.SQL(_NUMBER),
-            )
-            # A canonical value that is not a number is never cast (the CASE needs both sides numeric).
-            if not re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", attribute.canonical):
-                canonical = sql.SQL(
-                    "coalesce({a}->>'unit', '') = {unit} AND {a}->>'value' = {canonical}"
-                ).format(
-                    a=a,
-                    canonical=sql.Placeholder(f"attr{n}_canonical"),
-                    unit=sql.Placeholder(f"attr{n}_unit"),
-                )
-            match = sql.SQL("({} OR ({}))").format(match, canonical)
-        conditions.append(sql.SQL("coalesce({}, false)").format(match))
-    if search.item_class is not None:
-        params["class_profile"] = search.item_class.profile
-        alternatives: list[sql.Composable] = []
-        for a_n, alternative in enumerate(search.item_class.any_of):
-            keys: list[sql.Composable] = [sql.SQL("true")]
-            for k_n, (key, allowed) in enumerate(sorted(alternative.items())):
-                params[f"class{a_n}_{k_n}_key"], params[f"class{a_n}_{k_n}_allowed"] = key, list(allowed)
-                keys.append(
-                    sql.SQL(_CLASS_KEY).format(
-                        key=sql.Placeholder(f"class{a_n}_{k_n}_key"),
-                        allowed=sql.Placeholder(f"class{a_n}_{k_n}_allowed"),
-                    )
-                )
-            alternatives.append(sql.SQL("({})").format(sql.SQL(" AND ").join(keys)))
-        conditions.append(
-            sql.SQL(
-                "(split_part(i.fields->>'profile', '@', 1) = %(class_profile)s::text AND coalesce({}, false))"
-            ).format(sql.SQL(" OR ").join(alternatives or [sql.SQL("false")]))
-        )
+    conditions = item_conditions(search, params)
     matched = sql.SQL(_MATCHED).format(
         generation=sql.SQL(SERVING_GENERATION_SUBQUERY),
         conditions=sql.SQL(" AND ").join(conditions or [sql.SQL("true")]),
@@ -377,7 +283,7 @@ _RELEASE = sql.SQL(
 def current_release(conn: Connection, tenant_id: str, catalog_id: str) -> Release | None:
     """The serving generation's release; None when the catalog is not projected here."""
     row = conn.execute(_RELEASE, {"tenant": tenant_id, "catalog": catalog_id}).fetchone()
-    return None if row is None else _release(row)
+    return None if row is None else release_of(row)
 
 
 def find_item_detail(conn: Connection, tenant_id: str, catalog_id: str, item_id: str) -> ItemDetailRow | None:
@@ -388,16 +294,16 @@ def find_item_detail(conn: Connection, tenant_id: str, catalog_id: str, item_id:
     if row is None:
         return None
     if row["item_id"] is None:
-        return ItemDetailRow(_release(row), None)
-    listings = tuple(_listing(entry) for entry in _list(row["listings"]))
+        return ItemDetailRow(release_of(row), None)
+    listings = tuple(listing_of(entry) for entry in list_of(row["listings"]))
     item = PublicItem(
         str(row["item_id"]),
-        _int(row["published_revision"]),
-        _int(row["publication_revision"]),
-        _dict(row["fields"]),
+        int_of(row["published_revision"]),
+        int_of(row["publication_revision"]),
+        dict_of(row["fields"]),
         listings,
     )
-    return ItemDetailRow(_release(row), item)
+    return ItemDetailRow(release_of(row), item)
 
 
 def find_page(
@@ -413,10 +319,10 @@ def find_page(
         PublicItem(
             str(e["item_id"]), int(e["published_revision"]), int(e["publication_revision"]), e["fields"]
         )
-        for e in _list(row["items"])
+        for e in list_of(row["items"])
     ]
-    facets = [FacetCount(f["key"], f["value"], f["unit"], int(f["count"])) for f in _list(row["facets"])]
-    return ItemRows(_release(row), items, facets)
+    facets = [FacetCount(f["key"], f["value"], f["unit"], int(f["count"])) for f in list_of(row["facets"])]
+    return ItemRows(release_of(row), items, facets)
 
 
 def find_source(conn: Connection, tenant_id: str, catalog_id: str, source_id: str) -> SourceRow | None:
@@ -426,41 +332,138 @@ def find_source(conn: Connection, tenant_id: str, catalog_id: str, source_id: st
         return None
     observed = row["last_observed_at"]
     return SourceRow(
-        _release(row),
+        release_of(row),
         source_id,
-        _int(row["listings"]),
-        _int(row["items"]),
+        int_of(row["listings"]),
+        int_of(row["items"]),
         None if observed is None else str(observed),
     )
 
 
-def _release(row: dict[str, Any]) -> Release:
-    revision = row["current_revision"]
-    return Release(_int(row["generation"]), None if revision is None else _int(revision))
+# --- merchants, listings with their merchants, baskets (issue 9 item 2) ----------------------------------------
+
+#: The public merchant of listing ``l``: its source's released binding to a released merchant, with the
+#: merchant's released shipping policy (null when none). Null when the source is bound to no public merchant.
+_LISTING_MERCHANT = """(SELECT jsonb_build_object('merchant_id', m.merchant_id, 'name', m.fields->>'name',
+                                   'shipping_policy', sp.fields)
+     FROM product.public_merchant_source s
+     JOIN product.public_merchant m
+       ON m.tenant_id = s.tenant_id AND m.catalog_id = s.catalog_id AND m.generation = s.generation
+      AND m.merchant_id = s.merchant_id
+     LEFT JOIN product.public_shipping_policy sp
+       ON sp.tenant_id = m.tenant_id AND sp.catalog_id = m.catalog_id AND sp.generation = m.generation
+      AND sp.merchant_id = m.merchant_id
+    WHERE s.tenant_id = l.tenant_id AND s.catalog_id = l.catalog_id AND s.generation = l.generation
+      AND s.source_id = l.fields->>'source_id')"""
+
+_LISTING_DOCUMENT = """jsonb_build_object('listing_id', l.listing_id, 'item_id', l.item_id,
+                                 'publication_revision', l.publication_revision, 'fields', l.fields,
+                                 'merchant', {merchant})"""
+
+_ITEM_LISTINGS = sql.SQL(
+    """WITH {scope}
+SELECT p.generation, p.publication_revision AS current_revision, i.item_id, i.published_revision,
+       i.publication_revision, i.fields,
+       coalesce((SELECT jsonb_agg({listing} ORDER BY l.listing_id)
+                   FROM product.public_listing l
+                  WHERE l.tenant_id = %(tenant)s AND l.catalog_id = %(catalog)s AND l.generation = i.generation
+                    AND l.item_id = i.item_id), '[]'::jsonb) AS listings
+  FROM pointer p
+  LEFT JOIN product.public_item i
+    ON i.tenant_id = %(tenant)s AND i.catalog_id = %(catalog)s AND i.generation = p.generation
+   AND i.item_id = %(item)s"""
+).format(scope=_SCOPE, listing=sql.SQL(_LISTING_DOCUMENT).format(merchant=sql.SQL(_LISTING_MERCHANT)))
+
+_BASKET = sql.SQL(
+    """WITH {scope}
+SELECT p.generation, p.publication_revision AS current_revision,
+       coalesce((SELECT jsonb_agg({listing} ORDER BY l.listing_id)
+                   FROM product.public_listing l
+                  WHERE l.tenant_id = %(tenant)s AND l.catalog_id = %(catalog)s AND l.generation = p.generation
+                    AND l.listing_id = ANY(%(listings)s::text[])
+                    -- INV-01: a listing is public while the item that owns it is.
+                    AND EXISTS (SELECT 1 FROM product.public_item i
+                                 WHERE i.tenant_id = l.tenant_id AND i.catalog_id = l.catalog_id
+                                   AND i.generation = l.generation AND i.item_id = l.item_id)), '[]'::jsonb)
+         AS listings
+  FROM pointer p"""
+).format(scope=_SCOPE, listing=sql.SQL(_LISTING_DOCUMENT).format(merchant=sql.SQL(_LISTING_MERCHANT)))
+
+_MERCHANTS = sql.SQL(
+    """WITH {scope}
+SELECT p.generation, p.publication_revision AS current_revision,
+       (SELECT coalesce(jsonb_agg(page.document ORDER BY page.merchant_id), '[]'::jsonb) FROM (
+          SELECT m.merchant_id, jsonb_build_object(
+                   'merchant_id', m.merchant_id, 'published_revision', m.published_revision,
+                   'publication_revision', m.publication_revision, 'fields', m.fields,
+                   'sources', coalesce((SELECT jsonb_agg(s.source_id ORDER BY s.source_id)
+                                          FROM product.public_merchant_source s
+                                         WHERE s.tenant_id = m.tenant_id AND s.catalog_id = m.catalog_id
+                                           AND s.generation = m.generation AND s.merchant_id = m.merchant_id),
+                                       '[]'::jsonb),
+                   'shipping_policy', (SELECT sp.fields FROM product.public_shipping_policy sp
+                                        WHERE sp.tenant_id = m.tenant_id AND sp.catalog_id = m.catalog_id
+                                          AND sp.generation = m.generation AND sp.merchant_id = m.merchant_id)
+                 ) AS document
+            FROM product.public_merchant m
+           WHERE m.tenant_id = %(tenant)s AND m.catalog_id = %(catalog)s AND m.generation = p.generation
+             AND (%(after)s::text IS NULL OR m.merchant_id > %(after)s::text)
+             AND (%(merchant)s::text IS NULL OR m.merchant_id = %(merchant)s::text)
+           ORDER BY m.merchant_id LIMIT %(limit)s) AS page) AS merchants
+  FROM pointer p"""
+).format(scope=_SCOPE)
 
 
-def _listing(entry: dict[str, Any]) -> PublicListing:
-    return PublicListing(
-        str(entry["listing_id"]),
-        str(entry["item_id"]),
-        int(entry["publication_revision"]),
-        _dict(entry["fields"]),
+def find_merchants(
+    conn: Connection,
+    tenant_id: str,
+    catalog_id: str,
+    *,
+    after: str | None = None,
+    limit: int,
+    merchant_id: str | None = None,
+) -> MerchantRows | None:
+    """Released merchants by id (the first ``limit`` after ``after``, or the one ``merchant_id``), each with its
+    public sources and released shipping policy; None when the catalog is not projected here."""
+    params = {
+        "tenant": tenant_id,
+        "catalog": catalog_id,
+        "after": after,
+        "limit": limit,
+        "merchant": merchant_id,
+    }
+    row = conn.execute(_MERCHANTS, params).fetchone()
+    if row is None:
+        return None
+    return MerchantRows(release_of(row), [merchant_of(entry) for entry in list_of(row["merchants"])])
+
+
+def find_item_listings(
+    conn: Connection, tenant_id: str, catalog_id: str, item_id: str
+) -> ItemListingsRow | None:
+    """A released item's public listings, each with its public merchant; None when not projected here."""
+    row = conn.execute(
+        _ITEM_LISTINGS, {"tenant": tenant_id, "catalog": catalog_id, "item": item_id}
+    ).fetchone()
+    if row is None:
+        return None
+    if row["item_id"] is None:
+        return ItemListingsRow(release_of(row), None, ())
+    item = PublicItem(
+        str(row["item_id"]), int_of(row["published_revision"]), int_of(row["publication_revision"]), {}
     )
+    listings = tuple(merchant_listing_of(entry) for entry in list_of(row["listings"]))
+    return ItemListingsRow(release_of(row), item, listings)
 
 
-def _list(value: object) -> list[dict[str, Any]]:
-    return value if isinstance(value, list) else []
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _int(value: object) -> int:
-    assert isinstance(value, int)
-    return value
-
-
-def _like_pattern(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
+def find_basket(
+    conn: Connection, tenant_id: str, catalog_id: str, listing_ids: list[str]
+) -> BasketRows | None:
+    """The public listings among ``listing_ids`` with their merchants and policies; None when not projected."""
+    params = {"tenant": tenant_id, "catalog": catalog_id, "listings": listing_ids}
+    row = conn.execute(_BASKET, params).fetchone()
+    if row is None:
+        return None
+    return BasketRows(
+        release_of(row), tuple(merchant_listing_of(entry) for entry in list_of(row["listings"]))
+    )

@@ -29,11 +29,12 @@ from prw_platform.product.public_fields import (
     public_item_fields,
     public_listing_fields,
 )
-from prw_platform.product.public_store import (
+from prw_platform.product.public_rows import (
     AttributeCondition,
     ClassCondition,
     FacetCount,
     ItemFilters,
+    ItemRows,
     ItemSearch,
     PublicItem,
     PublicListing,
@@ -84,10 +85,17 @@ class CursorCodec:
         self._key = key
 
     def encode(self, after: str, filters: ItemFilters) -> str:
-        payload = _b64(json.dumps([after, _fingerprint(filters)], separators=(",", ":")).encode())
-        return f"{payload}.{_b64(self._mac(payload))}"
+        return self.encode_keyed(after, _fingerprint(filters))
 
     def decode(self, cursor: str, filters: ItemFilters) -> str:
+        return self.decode_keyed(cursor, _fingerprint(filters))
+
+    def encode_keyed(self, after: str, fingerprint: str) -> str:
+        """A cursor for another collection than items: ``fingerprint`` names the collection (and its query)."""
+        payload = _b64(json.dumps([after, fingerprint], separators=(",", ":")).encode())
+        return f"{payload}.{_b64(self._mac(payload))}"
+
+    def decode_keyed(self, cursor: str, expected: str) -> str:
         payload, _, mac = cursor.partition(".")
         try:
             valid = hmac.compare_digest(_unb64(mac), self._mac(payload))
@@ -96,7 +104,7 @@ class CursorCodec:
             raise InvalidQuery("cursor is not one this API issued") from exc
         if not isinstance(after, str) or not after or unstorable_character(after) is not None:
             raise InvalidQuery("cursor is not one this API issued")
-        if fingerprint != _fingerprint(filters):
+        if fingerprint != expected:
             raise InvalidQuery("cursor was issued for other filters: repeat the query that returned it")
         return after
 
@@ -168,7 +176,7 @@ def list_public_items(
     after = cursors.decode(cursor, filters) if cursor else None
     search = resolve_search(filters, vocabulary, facets)
 
-    def work(conn: Connection) -> public_store.ItemRows | None:
+    def work(conn: Connection) -> ItemRows | None:
         # One more than a page tells whether a next page exists.
         return public_store.find_page(conn, tenant_id, catalog_id, search, after=after, limit=limit + 1)
 

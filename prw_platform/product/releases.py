@@ -16,8 +16,13 @@ from prw_platform.contracts import EventPayload, ReleasePayload
 from prw_platform.db.database import Connection
 from prw_platform.product import public_store
 from prw_platform.product.events import ProductEvent
-from prw_platform.product.public_fields import public_item_fields, public_listing_fields
-from prw_platform.product.public_store import PublicItem, PublicListing
+from prw_platform.product.public_fields import (
+    public_item_fields,
+    public_listing_fields,
+    public_merchant_fields,
+    public_policy_fields,
+)
+from prw_platform.product.public_rows import PublicItem, PublicListing, PublicMerchant
 from prw_platform.product.scopes import ProjectedScope
 
 
@@ -49,6 +54,7 @@ def apply_release(
             mapping_revision=listing.mapping_revision,
             listing_revision=listing.listing_revision,
         )
+    _publish_merchants(conn, scope, release)
     public_store.point_release(
         conn,
         scope,
@@ -57,6 +63,29 @@ def apply_release(
         event_id=event.event_id,
         position=event.position,
     )
+
+
+def _publish_merchants(conn: Connection, scope: ProjectedScope, release: ReleasePayload) -> None:
+    """Merchants, source bindings and shipping policies the release publishes, from its snapshot (issue 9)."""
+    publication = release.publication_revision
+    for merchant in release.merchants:
+        fields = public_merchant_fields(_snapshot(merchant.fields))
+        public_store.publish_merchant(
+            conn, scope, PublicMerchant(merchant.merchant, merchant.revision, publication, fields, (), None)
+        )
+    for binding in release.merchant_sources:
+        public_store.publish_merchant_source(
+            conn, scope, binding.source_id, binding.merchant, binding.revision, publication
+        )
+    for policy in release.shipping_policies:
+        public_store.publish_shipping_policy(
+            conn,
+            scope,
+            policy.merchant,
+            policy.revision,
+            publication,
+            public_policy_fields(_snapshot(policy.fields)),
+        )
 
 
 def _snapshot(fields: EventPayload) -> dict[str, Any]:

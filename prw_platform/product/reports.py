@@ -53,6 +53,8 @@ def public_listings_without_public_owner(owner: Database) -> int:
 class _PublicCounts:
     public_items: int
     public_listings: int
+    public_merchants: int
+    inventory_observations: int
     applied_items: int
     parked_events: int
 
@@ -64,6 +66,8 @@ def public_counts(owner: Database) -> dict[str, int]:
             .execute(
                 """SELECT (SELECT count(*) FROM product.public_item) AS public_items,
                           (SELECT count(*) FROM product.public_listing) AS public_listings,
+                          (SELECT count(*) FROM product.public_merchant) AS public_merchants,
+                          (SELECT count(*) FROM product.inventory_observation) AS inventory_observations,
                           (SELECT count(*) FROM product.item_projection) AS applied_items,
                           (SELECT count(*) FROM product.parked_event) AS parked_events"""
             )

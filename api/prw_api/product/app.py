@@ -9,7 +9,7 @@ from prw_api import health
 from prw_api.errors import install_error_handlers
 from prw_api.middleware import install_input_hardening
 from prw_api.product.ratelimit import RateLimitMiddleware
-from prw_api.product.routes import items, sources
+from prw_api.product.routes import items, merchants, shipping, sources
 from prw_platform.config import Settings
 from prw_platform.errors import InvalidQuery
 from prw_platform.services import PublicCatalog, RateLimiter
@@ -36,7 +36,8 @@ def create_app(
     # Looked up per probe (the service is the readiness check: PublicCatalog.ready).
     app.state.ready = lambda: catalog.ready()
     install_error_handlers(app, validation_code=InvalidQuery.code)
-    # No route takes a body: every body is held to the JSON limit; a NUL in a path or filter is 422 INVALID_QUERY.
+    # Only the shipping evaluation takes a body; every body is held to the JSON limit. A NUL in a path or filter
+    # is 422 INVALID_QUERY.
     install_input_hardening(app, settings, validation_code=InvalidQuery.code)
     if limiter is not None:
         # Outermost: a refused request costs no parsing, no database.
@@ -44,4 +45,6 @@ def create_app(
     app.include_router(health.router)
     app.include_router(items.router)
     app.include_router(sources.router)
+    app.include_router(merchants.router)
+    app.include_router(shipping.router)
     return app

@@ -10,7 +10,7 @@ field the serializer starts to emit fails those tests until the contract names i
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 #: An attribute value is a scalar or a list of scalars (INV-02 definitions).
@@ -90,4 +90,103 @@ class PublicSourceBody(_Public):
     items: int
     #: The latest observation time among them, as the collector reported it.
     last_observed_at: str | SkipJsonSchema[None] = None
+    publication_revision: int | None
+
+
+class ListingMerchantBody(_Public):
+    merchant: str
+    name: str | None
+
+
+class InventoryBody(_Public):
+    """The latest released observation of a listing, as the source showed it."""
+
+    price: str | None
+    currency: str | None
+    availability: str | None
+    observed_at: str | None
+
+
+class ItemListingBody(_Public):
+    listing: str
+    source_id: str | None
+    #: The original URL on the source.
+    url: str | None
+    title: str | None
+    #: The merchant selling through the listing's source; left out when none is public.
+    merchant: ListingMerchantBody | SkipJsonSchema[None] = None
+    inventory: InventoryBody
+    publication_revision: int
+
+
+class ItemListingsBody(_Public):
+    item: str
+    published_revision: int
+    publication_revision: int
+    listings: list[ItemListingBody]
+
+
+class ShippingRateBody(_Public):
+    #: ISO 3166-1 alpha-2 country code.
+    destination: str | None
+    #: Cost in the policy's currency, a decimal string.
+    rate: str | None
+
+
+class ShippingPolicyBody(_Public):
+    currency: str | None
+    rates: list[ShippingRateBody]
+    #: A basket worth at least this much ships free; left out when it never does.
+    free_shipping_threshold: str | SkipJsonSchema[None] = None
+
+
+class MerchantBody(_Public):
+    merchant: str
+    name: str | None
+    url: str | SkipJsonSchema[None] = None
+    #: The public sources whose listings this merchant sells.
+    sources: list[str]
+    #: The released shipping policy; left out when none is.
+    shipping_policy: ShippingPolicyBody | SkipJsonSchema[None] = None
+    #: The merchant revision the release published, and that release.
+    published_revision: int
+    publication_revision: int
+
+
+class MerchantPageBody(_Public):
+    merchants: list[MerchantBody]
+    next_cursor: str | None
+    publication_revision: int | None
+
+
+class BasketLineBody(_Public):
+    listing: str = Field(min_length=1, max_length=128, description="A public listing id")
+    quantity: int = Field(ge=1, le=1000)
+
+
+class ShippingEvaluationRequest(_Public):
+    destination: str = Field(
+        min_length=1, max_length=16, description="ISO 3166-1 alpha-2 country code, e.g. DE"
+    )
+    lines: list[BasketLineBody] = Field(min_length=1, max_length=50)
+
+
+class EvaluatedLineBody(_Public):
+    listing: str
+    quantity: int
+    price: str
+
+
+class ShippingEvaluationBody(_Public):
+    merchant: str
+    destination: str
+    currency: str
+    lines: list[EvaluatedLineBody]
+    #: Sum of price times quantity, in the policy's currency.
+    subtotal: str
+    #: The rate for the destination, or 0 when the basket ships free.
+    shipping: str
+    total: str
+    free_shipping: bool
+    free_shipping_threshold: str | SkipJsonSchema[None] = None
     publication_revision: int | None

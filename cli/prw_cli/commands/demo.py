@@ -2,8 +2,9 @@
 
 1. Start (or attach to) the embedded PostgreSQL when PRW_DATABASE_URL is unset; migrate; filesystem object store,
    PostgreSQL queue.
-2. Provision the demo tenant, catalog (automatic release policy), sources and the product's projected scope;
-   create a collector client (rotating the previous demo client).
+2. Provision the demo tenant, catalog (automatic release policy), sources and the product's projected scope, and
+   one merchant per source with its shipping policy (operator decisions, released at once); create a collector
+   client (rotating the previous demo client).
 3. Serve the intake and product APIs on loopback ports.
 4. Play a collector over HTTP: token, upload, capture for every bundled real page, and one page twice (the same
    Idempotency-Key and body: 200 with the existing receipt).
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from prw_platform.bootstrap import Platform
 
 console = Console()
+DEMO_OPERATOR = "operator:prw_demo"
 
 __all__ = ["CATALOG", "INSTANCE", "TENANT", "WORKER", "DemoRun", "demo", "provision_demo", "run_demo"]
 
@@ -92,11 +94,29 @@ def provision_demo(platform: Platform, pages: list[DemoPage]) -> tuple[str, str]
     platform.catalogs.provision(
         CatalogSpec(TENANT, CATALOG, "PRW demo catalog", release_policy="automatic", sources=sources)
     )
+    for source in sources:
+        provision_demo_merchant(platform, source.source_id, source.name)
     client = platform.clients.create(
         ClientSpec(TENANT, CATALOG, WORKER, INSTANCE, tuple(s.source_id for s in sources), COLLECTOR_SCOPES),
         supersede=True,
     )
     return client.client_id, client.client_secret
+
+
+def provision_demo_merchant(platform: Platform, source_id: str, name: str) -> None:
+    """The source's merchant, its binding and a shipping policy (EUR; DE, FR, US; free from 100). Decisions only
+    the first time: provisioning the same state again decides nothing, so a second demo run adds no event."""
+    from decimal import Decimal
+
+    from prw_platform.services import MerchantSpec, ShippingPolicySpec
+
+    merchant_id = f"mer_{source_id.removeprefix('src_')}"
+    rates = {"DE": Decimal("4.90"), "FR": Decimal("6.90"), "US": Decimal("14.90")}
+    merchants = platform.merchants
+    merchants.provision(TENANT, CATALOG, MerchantSpec(merchant_id, name.title()), actor=DEMO_OPERATOR)
+    merchants.bind_source(TENANT, CATALOG, source_id, merchant_id, actor=DEMO_OPERATOR)
+    policy = ShippingPolicySpec(merchant_id, "EUR", rates, Decimal("100"))
+    merchants.accept_shipping_policy(TENANT, CATALOG, policy, actor=DEMO_OPERATOR)
 
 
 def run_demo(platform: Platform, *, drive: bool = True) -> DemoRun:
@@ -294,5 +314,6 @@ def _summary(platform: Platform, run: DemoRun) -> None:
         "  ./run prw dev            the Dagster UI (runs, assets, invariant checks) on http://127.0.0.1:3000,\n"
         "                           the intake API on :8081 and the product API on :8082\n"
         "  curl :8082/v1/items      the public catalog, released data only\n"
+        "  curl :8082/v1/merchants  the merchants (one per source), their sources and shipping policies\n"
         "  ./run demo               again: every capture is an idempotent replay; the public catalog is unchanged\n"
     )

@@ -34,6 +34,11 @@ from prw_platform.contracts import AcceptedChange, ItemPayload, ListingPayload, 
 from prw_platform.db.database import Connection, Database
 from prw_platform.product import progress
 from prw_platform.product.consumer import inbox
+from prw_platform.product.consumer.merchant_projection import (
+    MERCHANT_FACTS,
+    record_observations,
+    upsert_merchant_facts,
+)
 from prw_platform.product.consumer.outcomes import DeliveryResult, Outcome
 from prw_platform.product.consumer.projection import (
     AppliedRow,
@@ -216,6 +221,10 @@ class _StreamBatch:
     items: dict[str, tuple[ProductEvent, ItemPayload]] = field(default_factory=dict)
     listings: dict[str, tuple[ProductEvent, ListingPayload]] = field(default_factory=dict)
     mappings: dict[str, tuple[ProductEvent, MappingPayload]] = field(default_factory=dict)
+    #: merchant, merchant_source, shipping_policy: aggregate type -> id -> the last applied event.
+    merchant_facts: dict[str, dict[str, ProductEvent]] = field(default_factory=lambda: defaultdict(dict))
+    #: (listing, revision) -> the listing.observed event: the inventory history (merchant_projection.py).
+    observations: dict[tuple[str, int], tuple[ProductEvent, ListingPayload]] = field(default_factory=dict)
 
     def screen(self, events: Sequence[ProductEvent]) -> list[Settlement | None]:
         """AW-04 inbox check, one probe for the batch: None for a fresh event, else its settlement."""
@@ -254,6 +263,9 @@ class _StreamBatch:
     def deliver(self, event: ProductEvent) -> tuple[Outcome, tuple[str, ...]]:
         readiness = check_readiness(self.revision, event)
         self.new_inbox[event.event_id] = (event, readiness.outcome)
+        if isinstance(event.payload, ListingPayload):
+            # An observation is recorded even when the listing moved past it (a listing event never parks).
+            self.observations[(event.payload.listing, event.revision)] = (event, event.payload)
         if readiness.waiting_for is not None:
             self._park(_Parked(event, readiness.waiting_for, stored=False))
             return readiness.outcome, ()
@@ -289,6 +301,8 @@ class _StreamBatch:
             self.listings[payload.listing] = (event, payload)
         elif isinstance(payload, MappingPayload):
             self.mappings[payload.listing] = (event, payload)
+        elif event.aggregate.type in MERCHANT_FACTS:
+            self.merchant_facts[event.aggregate.type][event.aggregate.id] = event
         elif isinstance(payload, ReleasePayload):
             # Writes the public tables only (through public_store), which nothing buffered here touches.
             apply_release(self.conn, self.scope, event, payload)
@@ -343,6 +357,9 @@ class _StreamBatch:
             upsert_items(conn, scope, list(self.items.values()))
             upsert_listings(conn, scope, list(self.listings.values()))
             upsert_mappings(conn, scope, list(self.mappings.values()))
+            for aggregate_type, latest in self.merchant_facts.items():
+                upsert_merchant_facts(conn, scope, aggregate_type, list(latest.values()))
+            record_observations(conn, scope, list(self.observations.values()))
 
 
 def _position(parked: _Parked) -> int:

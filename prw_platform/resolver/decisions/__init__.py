@@ -24,13 +24,17 @@ from prw_platform.resolver.decisions.errors import (
     HistoryEpochFenced,
     IdempotencyConflict,
     IdentifierConflict,
+    InvalidMerchantFact,
     InvariantViolation,
     ItemExists,
+    MerchantNotFound,
     SourceNotInCatalog,
     StaleCaseRevision,
     StreamNotOpen,
 )
 from prw_platform.resolver.decisions.identity import AmbiguousIdentity, ItemMatch, find_item_by_identifiers
+from prw_platform.resolver.decisions.merchant_service import MerchantService
+from prw_platform.resolver.decisions.merchants import MerchantSpec, ShippingPolicySpec
 from prw_platform.resolver.decisions.records import DecisionRecord, find_decision_by_key, get_decision
 from prw_platform.resolver.decisions.review import (
     REVIEW_ACTIONS,
@@ -62,6 +66,7 @@ __all__ = [
     "HistoryEpochFenced",
     "IdempotencyConflict",
     "IdentifierConflict",
+    "InvalidMerchantFact",
     "InvalidReviewDecision",
     "InvariantViolation",
     "ItemExists",
@@ -69,9 +74,13 @@ __all__ = [
     "ItemMatch",
     "ListingObservation",
     "MapListing",
+    "MerchantNotFound",
+    "MerchantService",
+    "MerchantSpec",
     "OpenReviewCase",
     "ReviewAction",
     "ReviewDecision",
+    "ShippingPolicySpec",
     "SourceNotInCatalog",
     "StaleCaseRevision",
     "StreamLocator",

@@ -77,3 +77,16 @@ class HistoryEpochFenced(DecisionError):
     """The stream belongs to a superseded history epoch (if_projection_bootstrap: "Fence old workers")."""
 
     code = "HISTORY_EPOCH_FENCED"
+
+
+class MerchantNotFound(DecisionError):
+    """A binding or a shipping policy names a merchant the catalog does not have: provision it first."""
+
+    code = "MERCHANT_NOT_FOUND"
+
+
+class InvalidMerchantFact(DecisionError):
+    """A merchant, binding or shipping policy the contract would refuse (an id, a destination that is not an ISO
+    3166-1 alpha-2 code, a negative rate): nothing is accepted."""
+
+    code = "INVALID_MERCHANT_FACT"

@@ -14,7 +14,10 @@ from prw_platform.contracts import (
     CATALOG_ITEM,
     LISTING,
     LISTING_MAPPING,
+    MERCHANT,
+    MERCHANT_SOURCE,
     RELEASE,
+    SHIPPING_POLICY,
     VOCABULARY,
     AcceptedChange,
     AggregateRevision,
@@ -23,6 +26,7 @@ from prw_platform.contracts import (
 )
 from prw_platform.resolver.decisions.commands import EventRef, StreamRef
 from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
+from prw_platform.resolver.decisions.merchants import MerchantSourceState, MerchantState, ShippingPolicyState
 from prw_platform.resolver.decisions.releases import Release
 
 
@@ -97,11 +101,34 @@ class EventBatch:
             ),
         )
 
+    def merchant_changed(self, merchant: MerchantState) -> None:
+        kind = "merchant.created" if merchant.revision == 1 else "merchant.updated"
+        self._add(kind, _rev(MERCHANT, merchant.merchant_id, merchant.revision), merchant.payload())
+
+    def source_bound(self, binding: MerchantSourceState, merchant: MerchantState) -> None:
+        self._add(
+            "merchant.source_bound",
+            _rev(MERCHANT_SOURCE, binding.source_id, binding.revision),
+            binding.payload(),
+            (_rev(MERCHANT, merchant.merchant_id, merchant.revision),),
+        )
+
+    def shipping_policy_accepted(self, policy: ShippingPolicyState, merchant: MerchantState) -> None:
+        self._add(
+            "shipping_policy.accepted",
+            _rev(SHIPPING_POLICY, policy.merchant_id, policy.revision),
+            policy.payload(),
+            (_rev(MERCHANT, merchant.merchant_id, merchant.revision),),
+        )
+
     def release_authorized(self, release: Release) -> None:
-        # docs/events.md: every item revision and mapping revision it publishes.
+        # docs/events.md: every item, mapping, merchant, binding and shipping policy revision it publishes.
         dependencies = (
             *(_rev(CATALOG_ITEM, i.item_id, i.revision) for i in release.items),
             *(_rev(LISTING_MAPPING, r.mapping.listing_id, r.mapping.revision) for r in release.listings),
+            *(_rev(MERCHANT, m.merchant_id, m.revision) for m in release.merchants),
+            *(_rev(MERCHANT_SOURCE, b.source_id, b.revision) for b in release.merchant_sources),
+            *(_rev(SHIPPING_POLICY, p.merchant_id, p.revision) for p in release.shipping_policies),
         )
         self._add(
             "release.authorized",

@@ -17,6 +17,7 @@ from psycopg.rows import class_row, scalar_row
 from prw_platform import contracts
 from prw_platform.db.database import Connection
 from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
+from prw_platform.resolver.decisions.merchants import MerchantSourceState, MerchantState, ShippingPolicyState
 
 AUTOMATIC = "automatic"
 MANUAL = "manual"
@@ -36,6 +37,9 @@ class Release:
     publication_revision: int
     items: tuple[ItemState, ...]
     listings: tuple[ReleasedListing, ...]
+    merchants: tuple[MerchantState, ...] = ()
+    merchant_sources: tuple[MerchantSourceState, ...] = ()
+    shipping_policies: tuple[ShippingPolicyState, ...] = ()
 
     @property
     def release_id(self) -> str:
@@ -58,6 +62,22 @@ class Release:
                     fields=r.listing.payload(),
                 )
                 for r in self.listings
+            ),
+            merchants=tuple(
+                contracts.ReleasedMerchant(merchant=m.merchant_id, revision=m.revision, fields=m.payload())
+                for m in self.merchants
+            ),
+            merchant_sources=tuple(
+                contracts.ReleasedMerchantSource(
+                    source_id=b.source_id, merchant=b.merchant_id, revision=b.revision
+                )
+                for b in self.merchant_sources
+            ),
+            shipping_policies=tuple(
+                contracts.ReleasedShippingPolicy(
+                    merchant=p.merchant_id, revision=p.revision, fields=p.payload()
+                )
+                for p in self.shipping_policies
             ),
         )
 

@@ -13,6 +13,7 @@ from prw_orchestration.instance import instance_config
 from prw_platform.bootstrap import Platform
 from prw_platform.contracts import AcceptedChange
 from prw_platform.resolver import reports
+from prw_platform.services import ItemFilters
 
 #: The bundled pages with a strong identifier (brand + MPN, or GTIN) and what the public item must say.
 EXPECTED_ITEMS = {
@@ -63,6 +64,24 @@ def test_captures_over_http_become_public_items_through_dagster_runs(platform: P
         (listing["source_id"], listing["price"]) for listing in catalog["Executive Anvil"]["listings"]
     }  # type: ignore[union-attr]
     assert anvil_prices == {("src_acme_web", "119.99"), ("src_schemaorg_docs", "119.99")}
+
+    # The demo's merchants (one per source, operator decisions) went the same way and are public with the items:
+    # the Anvil's two listings are offers of two merchants.
+    public = platform.public_catalog(TENANT, CATALOG)
+    merchants = {m.merchant_id: m.sources for m in public.merchants(limit=100).merchants}
+    assert {"mer_acme_web": ("src_acme_web",), "mer_schemaorg_docs": ("src_schemaorg_docs",)}.items() <= (
+        merchants.items()
+    )
+    anvil = next(
+        i for i in public.items(ItemFilters(), limit=100).items if i.fields["title"] == "Executive Anvil"
+    )
+    offers = public.item_listings(anvil.item_id).listings
+    assert {
+        (o.listing.fields["source_id"], o.merchant.merchant_id if o.merchant else None) for o in offers
+    } == {
+        ("src_acme_web", "mer_acme_web"),
+        ("src_schemaorg_docs", "mer_schemaorg_docs"),
+    }
 
     # Pages without a strong identifier became review cases; the demo's reviewer decided both over HTTP (no
     # candidate is a confident match, so each page became an item of its own), Dagster applied the decisions,

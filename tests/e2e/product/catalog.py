@@ -76,6 +76,25 @@ def _listing(stream: StreamBuilder, listing_id: str, **kwargs: Any) -> dict[str,
     return message
 
 
+def _merchant(stream: StreamBuilder, merchant_id: str, **kwargs: Any) -> dict[str, Any]:
+    """``stream.merchant`` with the private fields in the payload, and so in the release snapshot."""
+    message = stream.merchant(merchant_id, **kwargs)
+    for payload in (message["payload"], stream.merchant_facts["merchant"][merchant_id]):
+        payload.update(PRIVATE_FIELDS)
+    return message
+
+
+def _merchants(stream: StreamBuilder) -> list[dict[str, Any]]:
+    """src_shop_a is Shop A's (ships to DE and FR, free from 100 EUR); src_shop_b is Shop B's (no policy)."""
+    return [
+        _merchant(stream, "mer_shop_a", name="Shop A", url="https://shop-a.example"),
+        _merchant(stream, "mer_shop_b", name="Shop B"),
+        stream.bind_source("src_shop_a", "mer_shop_a"),
+        stream.bind_source("src_shop_b", "mer_shop_b"),
+        stream.shipping_policy("mer_shop_a", {"DE": "4.90", "FR": "6.50"}, free_shipping_threshold="100.00"),
+    ]
+
+
 def _primary_stream() -> list[dict[str, Any]]:
     stream = StreamBuilder(TENANT, CATALOG, f"hep_{TENANT}_{CATALOG}_1")
     first_release = [
@@ -128,11 +147,14 @@ def _primary_stream() -> list[dict[str, Any]]:
             profile="np_hdd@1",
             attributes={"storage:capacity": _capacity(4)},
         ),
+        *_merchants(stream),
         stream.release(),
     ]
     applied_only = [
         _item(stream, "itm_ssd_p5_1t", title="Lumen P5 1 TB SSD (2026 refresh)", gtin="04006381333931"),
         _item(stream, "itm_unreleased_draft", title="Lumen P7 1 TB SSD", brand="Lumen"),
+        _merchant(stream, "mer_unreleased", name="Draft merchant"),
+        stream.shipping_policy("mer_shop_a", {"DE": "0.00"}),
     ]
     return first_release + second_release + applied_only
 

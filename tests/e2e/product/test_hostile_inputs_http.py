@@ -83,10 +83,23 @@ def test_a_body_above_the_limit_is_413_payload_too_large(
         "/v1/items?cursor=%00",
         "/v1/items?brand=%C3%28",
         "/v1/items?q=%ED%A0%80",
+        "/v1/merchants/mer_%00",
+        "/v1/items/itm_%00/listings",
+        "/v1/merchants?cursor=%00",
     ],
 )
 def test_a_nul_or_non_utf8_in_the_path_or_query_is_422_invalid_query(http: httpx.Client, target: str) -> None:
     response = http.get(target)
+
+    assert error_of(response) == (422, "INVALID_QUERY", False)
+
+
+@pytest.mark.parametrize(("destination", "listing"), [("DE", "lst_\u0000"), ("D\u0000", "lst_lum_p5_1t")])
+def test_a_nul_in_a_shipping_basket_is_422_invalid_query_not_500(
+    http: httpx.Client, catalog: Catalog, destination: str, listing: str
+) -> None:
+    body = {"destination": destination, "lines": [{"listing": listing, "quantity": 1}]}
+    response = http.post("/v1/shipping/evaluations", json=body)
 
     assert error_of(response) == (422, "INVALID_QUERY", False)
 

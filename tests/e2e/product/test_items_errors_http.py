@@ -85,6 +85,10 @@ def test_the_operation_ids_are_stable_and_the_attribute_filters_are_documented(h
         ("/v1/items", "get"): "listItems",
         ("/v1/items/{item_id}", "get"): "getItem",
         ("/v1/sources/{source_id}", "get"): "getSource",
+        ("/v1/items/{item_id}/listings", "get"): "listItemListings",
+        ("/v1/merchants", "get"): "listMerchants",
+        ("/v1/merchants/{merchant_id}", "get"): "getMerchant",
+        ("/v1/shipping/evaluations", "post"): "evaluateShipping",
     }
     parameters = {p["name"]: p for p in spec["paths"]["/v1/items"]["get"]["parameters"]}
     assert set(parameters) == {

@@ -14,7 +14,15 @@ from pydantic import BaseModel
 
 from prw_api.errors import ErrorBody
 from prw_api.product import create_app
-from prw_api.product.models import ItemPageBody, PublicItemDetailBody, PublicSourceBody
+from prw_api.product.models import (
+    ItemListingsBody,
+    ItemPageBody,
+    MerchantBody,
+    MerchantPageBody,
+    PublicItemDetailBody,
+    PublicSourceBody,
+    ShippingEvaluationBody,
+)
 from prw_api.server import BackgroundServer
 from prw_platform.config import Settings
 from prw_platform.db.database import Database
@@ -83,14 +91,34 @@ def _public_responses(http: httpx.Client, catalog: Catalog) -> list[tuple[httpx.
     responses.append((http.get("/v1/items", params={"limit": 1, "cursor": cursor}), ItemPageBody))
     responses += [(http.get(f"/v1/items/{item}"), PublicItemDetailBody) for item in catalog.released]
     responses += [(http.get(f"/v1/sources/{s}"), PublicSourceBody) for s in ("src_shop_a", "src_shop_b")]
+    responses += [(http.get(f"/v1/items/{item}/listings"), ItemListingsBody) for item in catalog.released]
+    responses += [(http.get(p), MerchantPageBody) for p in ("/v1/merchants", "/v1/merchants?limit=1")]
+    responses += [(http.get(f"/v1/merchants/{m}"), MerchantBody) for m in ("mer_shop_a", "mer_shop_b")]
+    responses += [(_evaluate(http, "DE", "lst_lum_p5_1t"), ShippingEvaluationBody)]
     errors = [
         f"/v1/items/{catalog.unreleased[0]}",
+        f"/v1/items/{catalog.unreleased[0]}/listings",
         "/v1/sources/src_nowhere",
+        "/v1/merchants/mer_unreleased",
         "/v1/items?class=cls_nothing",
         "/v1/items?cursor=cap_0310",
+        "/v1/merchants?cursor=cap_0310",
     ]
     responses += [(http.get(p), ErrorBody) for p in errors]
+    responses += [
+        (_evaluate(http, destination, *listings), ErrorBody)
+        for destination, listings in (
+            ("US", ("lst_lum_p5_1t",)),
+            ("DE", ("lst_lum_p5_1t", "lst_shop_p5_1t")),
+            ("DE", ("cap_lum_0310",)),
+        )
+    ]
     return responses
+
+
+def _evaluate(http: httpx.Client, destination: str, *listings: str) -> httpx.Response:
+    lines = [{"listing": listing, "quantity": 1} for listing in listings]
+    return http.post("/v1/shipping/evaluations", json={"destination": destination, "lines": lines})
 
 
 def test_no_public_response_has_a_private_key_or_id(http: httpx.Client, catalog: Catalog) -> None:

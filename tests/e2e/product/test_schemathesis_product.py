@@ -36,6 +36,10 @@ def test_no_product_request_gets_a_server_error_or_an_undocumented_answer(
         "GET /v1/items",
         "GET /v1/items/{item_id}",
         "GET /v1/sources/{source_id}",
+        "GET /v1/items/{item_id}/listings",
+        "GET /v1/merchants",
+        "GET /v1/merchants/{merchant_id}",
+        "POST /v1/shipping/evaluations",
     }
 
     statuses: Counter[str] = Counter()
@@ -45,6 +49,7 @@ def test_no_product_request_gets_a_server_error_or_an_undocumented_answer(
     # Not vacuous: every operation was called and answered, the list with 200s among its answers.
     assert {key.rsplit(" ", 1)[0] for key in statuses} >= {f"{o.method.upper()} {o.path}" for o in operations}
     assert statuses["GET /v1/items 200"] > 0
+    assert statuses["GET /v1/merchants 200"] > 0
     assert all(int(key.rsplit(" ", 1)[1]) < 500 for key in statuses), statuses
 
 

@@ -28,6 +28,13 @@ PRODUCT_TABLES = (
     "release_pointer",
     "public_item",
     "public_listing",
+    "merchant_projection",
+    "merchant_source_projection",
+    "shipping_policy_projection",
+    "inventory_observation",
+    "public_merchant",
+    "public_merchant_source",
+    "public_shipping_policy",
 )
 
 

@@ -1,6 +1,8 @@
 """INV-08: the product projection equals the serial application of the committed stream, whatever the delivery
-order. Hypothesis generates a valid stream (items, listings, mappings, incremental releases, with revisions and
-dependencies as docs/events.md defines them) and delivers it in a random order with random duplicates.
+order. Hypothesis generates a valid stream (items, listings, mappings, merchants, source bindings, shipping
+policies, incremental releases, with revisions and dependencies as docs/events.md defines them) and delivers it in
+a random order with random duplicates. The inventory observation history and the public merchants are part of
+the state compared.
 
 The module's database, reset between the two deliveries of every example by TRUNCATE as the owner, keeps each
 example cheap.
@@ -18,6 +20,7 @@ from hypothesis import strategies as st
 from prw_platform.db import roles
 from prw_platform.db.database import Database
 from prw_platform.product.consumer import Outcome, apply_delivery
+from prw_platform.product.merchant_queries import list_public_merchants, serialize_merchant_page
 from prw_platform.product.progress import stream_progress
 from prw_platform.product.queries import get_public_item, list_public_items, serialize_item
 from prw_platform.product.scopes import project_catalog
@@ -25,6 +28,8 @@ from tests.unit.product.stream import CATALOG, EPOCH, TENANT, StreamBuilder
 
 ITEMS = ("itm_a", "itm_b", "itm_c")
 LISTINGS = ("lst_1", "lst_2", "lst_3")
+MERCHANTS = ("mer_a", "mer_b", "mer_c")
+SOURCES = ("src_shop_a", "src_shop_b")
 STREAM_TABLES = (
     "inbox",
     "applied_revision",
@@ -36,6 +41,13 @@ STREAM_TABLES = (
     "release_pointer",
     "public_item",
     "public_listing",
+    "merchant_projection",
+    "merchant_source_projection",
+    "shipping_policy_projection",
+    "inventory_observation",
+    "public_merchant",
+    "public_merchant_source",
+    "public_shipping_policy",
 )
 # Everything but timestamps: the state a reader can observe.
 SNAPSHOT_QUERIES = {
@@ -50,6 +62,17 @@ SNAPSHOT_QUERIES = {
                                  fields FROM product.public_listing ORDER BY 1""",
     "progress": "SELECT history_epoch, contiguous_position FROM product.progress",
     "parked": "SELECT count(*) AS n FROM product.parked_event",
+    "merchants": "SELECT merchant_id, revision, fields, position FROM product.merchant_projection ORDER BY 1",
+    "bindings": "SELECT source_id, revision, fields, position FROM product.merchant_source_projection ORDER BY 1",
+    "policies": "SELECT merchant_id, revision, fields, position FROM product.shipping_policy_projection ORDER BY 1",
+    "inventory": """SELECT listing_id, listing_revision, price, currency, availability, observed_at, position
+                      FROM product.inventory_observation ORDER BY 1, 2""",
+    "public_merchants": """SELECT merchant_id, published_revision, publication_revision, fields
+                             FROM product.public_merchant ORDER BY 1""",
+    "public_bindings": """SELECT source_id, merchant_id, published_revision, publication_revision
+                            FROM product.public_merchant_source ORDER BY 1""",
+    "public_policies": """SELECT merchant_id, published_revision, publication_revision, fields
+                            FROM product.public_shipping_policy ORDER BY 1""",
 }
 
 
@@ -68,7 +91,20 @@ def stream_dbs(product_module_db_url: str) -> Iterator[tuple[Database, Database]
 Command = tuple[str, int, int]
 commands = st.lists(
     st.tuples(
-        st.sampled_from(["item", "item", "listing", "mapping", "mapping", "release"]),
+        st.sampled_from(
+            [
+                "item",
+                "item",
+                "listing",
+                "listing",
+                "mapping",
+                "mapping",
+                "release",
+                "merchant",
+                "bind",
+                "policy",
+            ]
+        ),
         st.integers(0, len(ITEMS) - 1),
         st.integers(0, len(LISTINGS) - 1),
     ),
@@ -86,11 +122,24 @@ def build_stream(script: list[Command]) -> list[dict[str, Any]]:
         if kind == "item":
             messages.append(stream.item(item_id, title=f"{item_id} v{step}"))
         elif kind == "listing":
-            messages.append(stream.listing(listing_id, price=f"{10 + step}.00"))
+            messages.append(
+                stream.listing(
+                    listing_id, price=f"{10 + step}.00", source_id=SOURCES[listing_index % len(SOURCES)]
+                )
+            )
         elif kind == "mapping" and item_id in stream.items and listing_id in stream.listings:
             messages.append(stream.mapping(listing_id, item_id))
         elif kind == "release" and stream.has_unreleased():
             messages.append(stream.release())
+        elif kind == "merchant":
+            messages.append(stream.merchant(MERCHANTS[item_index], name=f"{MERCHANTS[item_index]} v{step}"))
+        elif kind in {"bind", "policy"} and stream.revision("merchant", MERCHANTS[item_index]):
+            merchant = MERCHANTS[item_index]
+            messages.append(
+                stream.bind_source(SOURCES[listing_index % len(SOURCES)], merchant)
+                if kind == "bind"
+                else stream.shipping_policy(merchant, {"DE": f"{step}.00"}, free_shipping_threshold="50")
+            )
     return messages
 
 
@@ -107,6 +156,7 @@ def observe(owner: Database, product: Database) -> dict[str, Any]:
     page = list_public_items(product, TENANT, CATALOG, limit=100)
     details = [get_public_item(product, TENANT, CATALOG, item.item_id) for item in page.items]
     state["public_json"] = [serialize_item(item) for item in details if item is not None]
+    state["public_merchants_json"] = serialize_merchant_page(list_public_merchants(product, TENANT, CATALOG))
     return state
 
 

@@ -35,6 +35,9 @@ from tests.unit.product.stream import TENANT, StreamBuilder
 
 ITEMS = ("itm_a", "itm_b", "itm_c")
 LISTINGS = ("lst_1", "lst_2", "lst_3")
+MERCHANTS = ("mer_a", "mer_b", "mer_c")
+SOURCES = ("src_shop_a", "src_shop_b")
+MERCHANT_FACTS = ("merchant", "merchant_source", "shipping_policy")
 EXAMPLES = itertools.count(1)
 
 
@@ -63,7 +66,9 @@ class CommittedStream:
 
 commands = st.lists(
     st.tuples(
-        st.sampled_from(["item", "item", "listing", "mapping", "mapping", "release"]),
+        st.sampled_from(
+            ["item", "item", "listing", "mapping", "mapping", "release", "merchant", "bind", "policy"]
+        ),
         st.integers(0, len(ITEMS) - 1),
         st.integers(0, len(LISTINGS) - 1),
     ),
@@ -84,6 +89,12 @@ def build_stream(stream: StreamBuilder, script: list[tuple[str, int, int]]) -> l
             messages.append(stream.mapping(listing_id, item_id))
         elif kind == "release" and stream.has_unreleased():
             messages.append(stream.release())
+        elif kind == "merchant":
+            messages.append(stream.merchant(MERCHANTS[item_index], name=f"merchant v{step}"))
+        elif kind == "bind" and stream.revision("merchant", MERCHANTS[item_index]):
+            messages.append(stream.bind_source(SOURCES[listing_index % len(SOURCES)], MERCHANTS[item_index]))
+        elif kind == "policy" and stream.revision("merchant", MERCHANTS[item_index]):
+            messages.append(stream.shipping_policy(MERCHANTS[item_index], {"DE": f"{step}.00"}))
     return messages
 
 
@@ -98,7 +109,7 @@ def serial_state(messages: list[dict[str, Any]], stream: StreamBuilder) -> dict[
     last: dict[tuple[str, str], dict[str, Any]] = {}
     for m in messages:
         last[(m["aggregate"]["type"], m["aggregate"]["id"])] = m
-    state: dict[str, Any] = {"items": [], "listings": [], "mappings": [], "applied": []}
+    state: dict[str, Any] = {"items": [], "listings": [], "mappings": [], "applied": [], "merchant_facts": []}
     for (kind, aggregate_id), m in sorted(last.items()):
         revision, position, payload = m["aggregate"]["revision"], m["sequence"], m["payload"]
         state["applied"].append((kind, aggregate_id, revision, position))
@@ -110,6 +121,19 @@ def serial_state(messages: list[dict[str, Any]], stream: StreamBuilder) -> dict[
             state["listings"].append((aggregate_id, revision, json.dumps(payload, sort_keys=True)))
         elif kind == "listing_mapping":
             state["mappings"].append((aggregate_id, payload["item"], revision))
+        elif kind in MERCHANT_FACTS:
+            state["merchant_facts"].append(
+                (kind, aggregate_id, revision, json.dumps(payload, sort_keys=True))
+            )
+    # Every observation of a listing, kept (issue 9: inventory history), whatever the delivery order.
+    state["inventory"] = sorted(
+        (m["aggregate"]["id"], m["aggregate"]["revision"], m["payload"]["price"])
+        for m in messages
+        if m["type"] == "listing.observed"
+    )
+    state["public_merchant_facts"] = sorted(
+        (*key, revision) for key, revision in stream.released_merchant_facts.items()
+    )
     releases = [m for m in messages if m["aggregate"]["type"] == "release"]
     state["pointer"] = [releases[-1]["aggregate"]["revision"]] if releases else []
     state["public_items"] = sorted(stream.released_items.items())
@@ -137,6 +161,24 @@ STATE_QUERIES = {
     "progress": """SELECT coalesce(sum(contiguous_position), 0) FROM product.progress
                     WHERE tenant_id = %s AND catalog_id = %s""",
     "parked": "SELECT count(*) FROM product.parked_event WHERE tenant_id = %s AND catalog_id = %s",
+    "merchant_facts": """SELECT * FROM (
+            SELECT 'merchant' AS t, merchant_id AS id, revision, fields, tenant_id, catalog_id
+              FROM product.merchant_projection
+            UNION ALL SELECT 'merchant_source', source_id, revision, fields, tenant_id, catalog_id
+              FROM product.merchant_source_projection
+            UNION ALL SELECT 'shipping_policy', merchant_id, revision, fields, tenant_id, catalog_id
+              FROM product.shipping_policy_projection) AS f
+         WHERE tenant_id = %s AND catalog_id = %s ORDER BY 1, 2""",
+    "inventory": """SELECT listing_id, listing_revision, price::text FROM product.inventory_observation
+                     WHERE tenant_id = %s AND catalog_id = %s ORDER BY 1, 2""",
+    "public_merchant_facts": """SELECT * FROM (
+            SELECT 'merchant' AS t, merchant_id AS id, published_revision, tenant_id, catalog_id
+              FROM product.public_merchant
+            UNION ALL SELECT 'merchant_source', source_id, published_revision, tenant_id, catalog_id
+              FROM product.public_merchant_source
+            UNION ALL SELECT 'shipping_policy', merchant_id, published_revision, tenant_id, catalog_id
+              FROM product.public_shipping_policy) AS p
+         WHERE tenant_id = %s AND catalog_id = %s ORDER BY 1, 2""",
 }
 
 
@@ -148,6 +190,10 @@ def observed_state(owner: Database, catalog_id: str) -> dict[str, Any]:
         }
     state["items"] = [(i, r, s, json.dumps(f, sort_keys=True)) for i, r, s, f in state["items"]]
     state["listings"] = [(i, r, json.dumps(f, sort_keys=True)) for i, r, f in state["listings"]]
+    state["merchant_facts"] = [
+        (t, i, r, json.dumps(f, sort_keys=True)) for t, i, r, f, _, _ in state["merchant_facts"]
+    ]
+    state["public_merchant_facts"] = [(t, i, r) for t, i, r, _, _ in state["public_merchant_facts"]]
     state["pointer"] = [r[0] for r in state["pointer"]]
     state["progress"] = state["progress"][0][0]
     state["parked"] = state["parked"][0][0]

@@ -7,12 +7,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 from prw_platform.contracts import VOCABULARY, validate
 from prw_platform.contracts.vocabulary import undeclared_keys
 from prw_platform.db.database import Database
 from prw_platform.product.events import parse_delivery
+from prw_platform.resolver.decisions import MerchantService, MerchantSpec, ShippingPolicySpec
 from prw_platform.resolver.decisions.events import EventBatch
 from prw_platform.resolver.decisions.facts import get_item
 from prw_platform.resolver.relay import RelayMessage, relay_batch
@@ -56,6 +58,20 @@ def _item_update(catalog: Catalog, item_id: str) -> dict[str, Any]:
     return event.to_message()
 
 
+def _merchant_decisions(catalog: Catalog) -> None:
+    service = MerchantService(
+        catalog.resolver_db, lambda tenant, catalog_id: catalog.stream, clock=catalog.clock
+    )
+    tenant, catalog_id, actor = catalog.tenant_id, catalog.stream.catalog_id, "operator:ops_contract"
+    service.provision(tenant, catalog_id, MerchantSpec("mer_lumen", "Lumen"), actor=actor)
+    service.provision(
+        tenant, catalog_id, MerchantSpec("mer_lumen", "Lumen Store", "https://lumen.example"), actor=actor
+    )
+    service.bind_source(tenant, catalog_id, "src_lumen", "mer_lumen", actor=actor)
+    policy = ShippingPolicySpec("mer_lumen", "EUR", {"DE": Decimal("4.90")}, Decimal("50.00"))
+    service.accept_shipping_policy(tenant, catalog_id, policy, actor=actor)
+
+
 def test_every_event_type_the_resolver_builds_passes_the_schema_and_the_product_parser(
     catalog: Catalog, relay_db: Database
 ) -> None:
@@ -67,6 +83,9 @@ def test_every_event_type_the_resolver_builds_passes_the_schema_and_the_product_
     assert second.item_id
     catalog.decide(catalog.map("rec_1", second.item_id))  # listing_mapping.corrected
     catalog.decide(catalog.map("rec_1", second.item_id, price="99.50", observed_at=T0 + timedelta(hours=1)))
+    _merchant_decisions(
+        catalog
+    )  # merchant.created / .updated, merchant.source_bound, shipping_policy.accepted
     messages = [*_relayed(relay_db), _item_update(catalog, first.item_id)]
 
     for message in messages:

@@ -33,6 +33,9 @@ class StreamBuilder:
     #: what the catalog publishes: item -> revision; listing -> (item, mapping revision, listing revision)
     released_items: dict[str, int] = field(default_factory=dict)
     released_listings: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    #: merchant facts: aggregate type -> id -> payload, and what the catalog publishes of them (-> revision).
+    merchant_facts: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    released_merchant_facts: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def revision(self, aggregate_type: str, aggregate_id: str) -> int:
         return self.revisions.get((aggregate_type, aggregate_id), 0)
@@ -95,9 +98,91 @@ class StreamBuilder:
         payload = {"listing": listing_id, "from": previous, "item": item_id}
         return self._event(f"listing_mapping.{kind}", "listing_mapping", listing_id, payload, dependencies)
 
+    def merchant(
+        self, merchant_id: str, *, name: str = "Lumen Store", url: str | None = None
+    ) -> dict[str, Any]:
+        payload = {"merchant": merchant_id, "name": name, "url": url}
+        kind = "created" if self.revision("merchant", merchant_id) == 0 else "updated"
+        return self._merchant_fact(f"merchant.{kind}", "merchant", merchant_id, payload)
+
+    def bind_source(self, source_id: str, merchant_id: str) -> dict[str, Any]:
+        payload = {"source_id": source_id, "merchant": merchant_id}
+        return self._merchant_fact(
+            "merchant.source_bound", "merchant_source", source_id, payload, merchant_id
+        )
+
+    def shipping_policy(
+        self,
+        merchant_id: str,
+        rates: dict[str, str],
+        *,
+        currency: str = "EUR",
+        free_shipping_threshold: str | None = None,
+    ) -> dict[str, Any]:
+        payload = {
+            "merchant": merchant_id,
+            "currency": currency,
+            "rates": [{"destination": d, "rate": r} for d, r in sorted(rates.items())],
+            "free_shipping_threshold": free_shipping_threshold,
+        }
+        return self._merchant_fact(
+            "shipping_policy.accepted", "shipping_policy", merchant_id, payload, merchant_id
+        )
+
+    def _merchant_fact(
+        self,
+        event_type: str,
+        aggregate_type: str,
+        aggregate_id: str,
+        payload: dict[str, Any],
+        merchant_id: str | None = None,
+    ) -> dict[str, Any]:
+        self.merchant_facts.setdefault(aggregate_type, {})[aggregate_id] = payload
+        dependencies = (
+            ()
+            if merchant_id is None
+            else (
+                AggregateRevision(
+                    type="merchant", id=merchant_id, revision=self.revision("merchant", merchant_id)
+                ),
+            )
+        )
+        return self._event(event_type, aggregate_type, aggregate_id, payload, dependencies)
+
+    def _released_merchant_facts(self) -> dict[str, list[dict[str, Any]]]:
+        """What the release adds of merchants, bindings and policies; updates the released revisions."""
+        entries: dict[str, list[dict[str, Any]]] = {
+            "merchants": [],
+            "merchant_sources": [],
+            "shipping_policies": [],
+        }
+        shapes = (
+            ("merchant", "merchants"),
+            ("merchant_source", "merchant_sources"),
+            ("shipping_policy", "shipping_policies"),
+        )
+        for aggregate_type, key in shapes:
+            for aggregate_id, payload in sorted(self.merchant_facts.get(aggregate_type, {}).items()):
+                revision = self.revision(aggregate_type, aggregate_id)
+                if self.released_merchant_facts.get((aggregate_type, aggregate_id), 0) == revision:
+                    continue
+                self.released_merchant_facts[(aggregate_type, aggregate_id)] = revision
+                if aggregate_type == "merchant_source":
+                    entry = {"source_id": aggregate_id, "merchant": payload["merchant"], "revision": revision}
+                else:
+                    entry = {"merchant": aggregate_id, "revision": revision, "fields": dict(payload)}
+                entries[key].append(entry)
+        return entries
+
     def has_unreleased(self) -> bool:
         items, listings = self._unreleased()
-        return bool(items or listings)
+        unreleased_facts = any(
+            self.released_merchant_facts.get((aggregate_type, aggregate_id), 0)
+            < self.revision(aggregate_type, aggregate_id)
+            for aggregate_type, facts in self.merchant_facts.items()
+            for aggregate_id in facts
+        )
+        return bool(items or listings or unreleased_facts)
 
     def release(self) -> dict[str, Any]:
         """Publish what changed since the last release (like the resolver's automatic policy)."""
@@ -130,11 +215,23 @@ class StreamBuilder:
                 AggregateRevision(type="listing_mapping", id=listing_id, revision=mapping_revision)
             )
             self.released_listings[listing_id] = (item_id, mapping_revision, listing_revision)
+        merchant_entries = self._released_merchant_facts()
+        for key, aggregate_type, id_key in (
+            ("merchants", "merchant", "merchant"),
+            ("merchant_sources", "merchant_source", "source_id"),
+            ("shipping_policies", "shipping_policy", "merchant"),
+        ):
+            dependencies += [
+                AggregateRevision(type=aggregate_type, id=entry[id_key], revision=entry["revision"])
+                for entry in merchant_entries[key]
+            ]
         payload = {
             "release": release_id,
             "publication_revision": publication_revision,
             "items": entries_items,
             "listings": entries_listings,
+            # Only when the release publishes some: a release of items alone looks as it always did.
+            **{key: entries for key, entries in merchant_entries.items() if entries},
         }
         return self._event("release.authorized", "release", release_id, payload, tuple(dependencies))
 

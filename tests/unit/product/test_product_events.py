@@ -116,6 +116,10 @@ def _stream_of_every_type() -> dict[str, dict[str, Any]]:
     stream.item("itm_b")
     messages["listing_mapping.created"] = stream.mapping("lst_1", "itm_a")
     messages["listing_mapping.corrected"] = stream.mapping("lst_1", "itm_b")
+    messages["merchant.created"] = stream.merchant("mer_lumen")
+    messages["merchant.updated"] = stream.merchant("mer_lumen", name="Lumen Direct")
+    messages["merchant.source_bound"] = stream.bind_source("src_shop_a", "mer_lumen")
+    messages["shipping_policy.accepted"] = stream.shipping_policy("mer_lumen", {"DE": "4.90"})
     messages["release.authorized"] = stream.release()
     return messages
 

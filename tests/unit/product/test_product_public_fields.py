@@ -7,8 +7,11 @@ import json
 import pytest
 
 from prw_platform.db.database import Database
+from prw_platform.inputs.countries import ISO_3166_ALPHA_2, is_country_code
 from prw_platform.product.errors import InvalidQuery
+from prw_platform.product.merchant_queries import serialize_merchant
 from prw_platform.product.public_fields import public_item_fields, public_listing_fields
+from prw_platform.product.public_rows import PublicMerchant
 from prw_platform.product.queries import (
     ItemPage,
     PublicItem,
@@ -83,3 +86,45 @@ def test_a_malformed_limit_or_cursor_is_an_invalid_query(limit: int, cursor: str
     with pytest.raises(InvalidQuery) as raised:
         list_public_items(never_opened, "ten_synth_a", "cat_primary", limit=limit, cursor=cursor)
     assert raised.value.code == "INVALID_QUERY"
+
+
+def test_merchant_and_policy_fields_are_whitelisted_and_absent_values_left_out() -> None:
+    merchant = PublicMerchant(
+        "mer_a",
+        1,
+        2,
+        {
+            "merchant": "mer_a",
+            "name": "Shop A",
+            "url": None,
+            "decision_id": "dec_1",
+            "internal_tags": ["tag_x"],
+        },
+        ("src_a",),
+        {
+            "merchant": "mer_a",
+            "currency": "EUR",
+            "rates": [{"destination": "DE", "rate": "4.90", "evidence": ["cap_1"]}],
+            "free_shipping_threshold": None,
+            "review_case_id": "rc_1",
+        },
+    )
+
+    document = serialize_merchant(merchant)
+
+    assert document == {
+        "merchant": "mer_a",
+        "name": "Shop A",
+        "sources": ["src_a"],
+        "shipping_policy": {"currency": "EUR", "rates": [{"destination": "DE", "rate": "4.90"}]},
+        "published_revision": 1,
+        "publication_revision": 2,
+    }
+
+
+@pytest.mark.parametrize(
+    ("code", "assigned"), [("DE", True), ("US", True), ("XK", False), ("ZZ", False), ("de", False)]
+)
+def test_only_assigned_iso_3166_alpha_2_codes_are_destinations(code: str, assigned: bool) -> None:
+    assert is_country_code(code) is assigned
+    assert len(ISO_3166_ALPHA_2) == 249

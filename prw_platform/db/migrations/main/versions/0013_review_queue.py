@@ -16,7 +16,7 @@ from alembic import op
 
 revision = "0013_review_queue"
 # Merges the two heads of this branch; rechain onto the newest head when branches meet.
-down_revision = ("0010", "0010_operator_sessions")
+down_revision = "0012_merchants"
 branch_labels = None
 depends_on = None
 

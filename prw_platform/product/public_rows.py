@@ -1,0 +1,214 @@
+"""The values of the released public snapshot (``public_store`` reads and writes them; ``queries`` serializes them):
+the filters of a list query, the rows a public read returns, and the converters from a statement's JSON columns.
+No SQL here: ``public_store`` owns the tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class ItemFilters:
+    """Filters on released items; all given filters must match (if_product_query)."""
+
+    brand: str | None = None  # case-insensitive equality
+    gtin: str | None = None
+    mpn: str | None = None
+    profile: str | None = None
+    #: Text search: every word occurs, case-insensitively, in the title, brand, MPN or GTIN.
+    text: str | None = None
+    #: (attribute key, value) pairs; a value matches the attribute's value, its value and unit ("1 TB"), or the
+    #: canonical value and unit a profile reads it as (1 TB is stored as 1000 GB: ``queries`` resolves it).
+    attributes: tuple[tuple[str, str], ...] = ()
+    #: A product class a profile declares (``cls_storage_ssd``).
+    item_class: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AttributeCondition:
+    """One ``attr[key]=text`` filter, with the canonical value and unit a profile read the text as (if any)."""
+
+    key: str
+    text: str
+    canonical: str | None = None
+    unit: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClassCondition:
+    """Items of a profile (by name, any version) whose attributes satisfy one of ``any_of``."""
+
+    profile: str
+    any_of: tuple[dict[str, list[str]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ItemSearch:
+    """A list query resolved against the vocabulary: what ``find_page`` runs."""
+
+    filters: ItemFilters
+    attributes: tuple[AttributeCondition, ...] = ()
+    item_class: ClassCondition | None = None
+    facet_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PublicListing:
+    listing_id: str
+    item_id: str
+    publication_revision: int
+    fields: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PublicItem:
+    item_id: str
+    published_revision: int
+    publication_revision: int
+    fields: dict[str, Any]
+    #: Only the detail query loads listings; None in a collection.
+    listings: tuple[PublicListing, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """The release the serving generation points at; ``publication_revision`` None before the first one."""
+
+    generation: int
+    publication_revision: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class FacetCount:
+    key: str
+    value: Any
+    unit: str | None
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRows:
+    release: Release
+    items: list[PublicItem]
+    facets: list[FacetCount]
+
+
+@dataclass(frozen=True, slots=True)
+class ItemDetailRow:
+    release: Release
+    item: PublicItem | None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRow:
+    release: Release
+    source_id: str
+    listings: int
+    items: int
+    last_observed_at: str | None
+
+
+def release_of(row: dict[str, Any]) -> Release:
+    revision = row["current_revision"]
+    return Release(int_of(row["generation"]), None if revision is None else int_of(revision))
+
+
+def listing_of(entry: dict[str, Any]) -> PublicListing:
+    return PublicListing(
+        str(entry["listing_id"]),
+        str(entry["item_id"]),
+        int(entry["publication_revision"]),
+        dict_of(entry["fields"]),
+    )
+
+
+def list_of(value: object) -> list[dict[str, Any]]:
+    return value if isinstance(value, list) else []
+
+
+def dict_of(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def int_of(value: object) -> int:
+    assert isinstance(value, int)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class PublicMerchant:
+    merchant_id: str
+    published_revision: int
+    publication_revision: int
+    fields: dict[str, Any]
+    #: The public sources bound to it, by id.
+    sources: tuple[str, ...]
+    #: The released shipping policy's fields (ShippingPolicyPayload), or None.
+    shipping_policy: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class MerchantRows:
+    release: Release
+    merchants: list[PublicMerchant]
+
+
+@dataclass(frozen=True, slots=True)
+class ListingMerchant:
+    """The public merchant of a listing (through its source's released binding), with its released policy."""
+
+    merchant_id: str
+    name: str | None
+    shipping_policy: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class MerchantListing:
+    """A public listing with its merchant (None when its source is bound to no public merchant)."""
+
+    listing: PublicListing
+    merchant: ListingMerchant | None
+
+
+@dataclass(frozen=True, slots=True)
+class ItemListingsRow:
+    release: Release
+    #: (item id, published_revision, publication_revision) of the public item, or None.
+    item: PublicItem | None
+    listings: tuple[MerchantListing, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BasketRows:
+    release: Release
+    #: The basket's listings that are public (whose owning item is public), with their merchants.
+    listings: tuple[MerchantListing, ...]
+
+
+def merchant_listing_of(entry: dict[str, Any]) -> MerchantListing:
+    merchant = entry.get("merchant")
+    return MerchantListing(
+        listing_of(entry),
+        None
+        if not isinstance(merchant, dict)
+        else ListingMerchant(
+            str(merchant["merchant_id"]),
+            merchant.get("name") if isinstance(merchant.get("name"), str) else None,
+            merchant.get("shipping_policy") if isinstance(merchant.get("shipping_policy"), dict) else None,
+        ),
+    )
+
+
+def merchant_of(entry: dict[str, Any]) -> PublicMerchant:
+    sources = entry.get("sources")
+    policy = entry.get("shipping_policy")
+    return PublicMerchant(
+        str(entry["merchant_id"]),
+        int_of(entry["published_revision"]),
+        int_of(entry["publication_revision"]),
+        dict_of(entry["fields"]),
+        tuple(str(source) for source in sources) if isinstance(sources, list) else (),
+        policy if isinstance(policy, dict) else None,
+    )
