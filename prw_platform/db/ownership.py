@@ -57,6 +57,8 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "resolver.release_pointer": "prw_platform.resolver.decisions.releases",
         "resolver.released_item": "prw_platform.resolver.decisions.releases",
         "resolver.released_listing": "prw_platform.resolver.decisions.releases",
+        # Improvements and replays (issue 12), listed by the admin origin (if_admin_read).
+        "resolver.improvement": "prw_platform.resolver.improvements.store",
         # The PostgreSQL queue (the embedded default of the Queue port).
         "queue.message": "prw_platform.queues.postgres",
         "queue.dead_letter": "prw_platform.queues.postgres",

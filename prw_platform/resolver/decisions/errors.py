@@ -77,3 +77,16 @@ class HistoryEpochFenced(DecisionError):
     """The stream belongs to a superseded history epoch (if_projection_bootstrap: "Fence old workers")."""
 
     code = "HISTORY_EPOCH_FENCED"
+
+
+class CatalogNotFound(DecisionError):
+    """The active tenant has no such catalog (an operator release or policy switch): 404 NOT_FOUND."""
+
+    code = "NOT_FOUND"
+
+
+class NothingToRelease(DecisionError):
+    """``POST /v1/releases``: every accepted item and mapping of the catalog is already released. Nothing is
+    written (no decision, no position): 409 NOTHING_TO_RELEASE, do not retry until something is accepted."""
+
+    code = "NOTHING_TO_RELEASE"
