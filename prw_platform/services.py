@@ -21,6 +21,8 @@ from prw_platform.auth.operators import (
 )
 from prw_platform.auth.scopes import COLLECTOR_SCOPES, EXPORTS_READ, PRODUCT_SCOPES
 from prw_platform.auth.tokens import IssuedToken
+from prw_platform.operations import AdminReads
+from prw_platform.plugins import UnknownAdapterVersion
 from prw_platform.product.catalog import DEFAULT_CATALOG_ID, DEFAULT_TENANT_ID, PublicCatalog
 from prw_platform.product.consumer.driver import ProductApply
 from prw_platform.product.queries import (
@@ -42,12 +44,25 @@ from prw_platform.provisioning import CatalogProvisioning, CatalogSpec, Provisio
 from prw_platform.reports import OperatorReports
 from prw_platform.resolver.decisions import (
     REVIEW_ACTIONS,
+    AuthorizeRelease,
+    DecisionDetail,
+    DecisionEvent,
     DecisionResult,
     DecisionService,
+    ReleaseAuthorized,
+    ReleasePolicyChange,
     ReviewAction,
     ReviewDecision,
+    SetReleasePolicy,
 )
 from prw_platform.resolver.exports import MAX_EXPORT_LIMIT, ExportPage, ExportService
+from prw_platform.resolver.improvements import (
+    IMPROVEMENT_STATUSES,
+    Improvement,
+    ImprovementPage,
+    InvalidPageCursor,
+)
+from prw_platform.resolver.improvements.store import ImprovementStatus
 from prw_platform.resolver.intake import (
     CaptureSubmission,
     Egress,
@@ -59,6 +74,7 @@ from prw_platform.resolver.intake import (
     TenantReceipt,
     UploadDeclaration,
 )
+from prw_platform.resolver.intake.fleet import CollectorStatus
 from prw_platform.resolver.intake.requests import Heartbeat, Registration, RunReport
 from prw_platform.resolver.intake.workers import (
     CollectorService,
@@ -70,13 +86,16 @@ from prw_platform.resolver.intake.workers import (
 )
 from prw_platform.resolver.relay import Relay
 from prw_platform.resolver.resolution.batch import ResolutionConsumer
+from prw_platform.resolver.resolution.dry_run import AUTO, DryRun, DryRunRequest
 
 __all__ = [
+    "AUTO",
     "COLLECTOR_SCOPES",
     "DEFAULT_CATALOG_ID",
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_TENANT_ID",
     "EXPORTS_READ",
+    "IMPROVEMENT_STATUSES",
     "MAX_EXPORT_LIMIT",
     "MAX_FACETS",
     "MAX_PAGE_SIZE",
@@ -84,6 +103,8 @@ __all__ = [
     "REVIEW_ACTIONS",
     "ROLES",
     "Access",
+    "AdminReads",
+    "AuthorizeRelease",
     "CaptureSubmission",
     "CatalogProvisioning",
     "CatalogSpec",
@@ -92,15 +113,24 @@ __all__ = [
     "CollectorClients",
     "CollectorPrincipal",
     "CollectorService",
+    "CollectorStatus",
+    "DecisionDetail",
+    "DecisionEvent",
     "DecisionResult",
     "DecisionService",
+    "DryRun",
+    "DryRunRequest",
     "Egress",
     "ExecutionRegion",
     "ExportPage",
     "ExportService",
     "Heartbeat",
     "HeartbeatAck",
+    "Improvement",
+    "ImprovementPage",
+    "ImprovementStatus",
     "IntakeService",
+    "InvalidPageCursor",
     "IssuedToken",
     "ItemDetail",
     "ItemFilters",
@@ -125,15 +155,19 @@ __all__ = [
     "Registration",
     "Relay",
     "Release",
+    "ReleaseAuthorized",
+    "ReleasePolicyChange",
     "ResolutionConsumer",
     "ReviewAction",
     "ReviewDecision",
     "Role",
     "RunReport",
+    "SetReleasePolicy",
     "SourceSpec",
     "SourceSummary",
     "TenantReceipt",
     "TokenBucketLimiter",
+    "UnknownAdapterVersion",
     "UploadDeclaration",
     "WorkerPolicy",
     "serialize_item",

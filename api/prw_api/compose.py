@@ -51,5 +51,6 @@ def admin_app(platform: Platform, *, lifespan: Lifespan[FastAPI] | None = None) 
         platform.operator_sessions,
         platform.decisions,
         OidcRelyingParty(platform.settings.operator_oidc),
+        reads=platform.admin_reads,
         lifespan=lifespan,
     )

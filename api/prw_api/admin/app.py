@@ -12,6 +12,8 @@ from prw_api import health
 from prw_api.admin.oidc import IssuerUnavailable, LoginFailed, OidcRelyingParty
 from prw_api.admin.routes import auth
 from prw_api.admin.routes import decisions as decision_routes
+from prw_api.admin.routes import reads as read_routes
+from prw_api.admin.routes import releases as release_routes
 from prw_api.errors import ApiError, from_core_error, install_error_handlers, internal_error, render
 from prw_api.middleware import install_input_hardening
 from prw_platform.config import Settings
@@ -24,7 +26,7 @@ from prw_platform.errors import (
     InvalidReviewDecision,
     StreamNotProvisioned,
 )
-from prw_platform.services import DecisionService, OperatorSessions
+from prw_platform.services import AdminReads, DecisionService, OperatorSessions
 
 #: The admin origin's code of a request the platform refuses before the route runs.
 VALIDATION_FAILED = "VALIDATION_FAILED"
@@ -32,6 +34,8 @@ VALIDATION_FAILED = "VALIDATION_FAILED"
 UNAVAILABLE = "UNAVAILABLE"
 
 _DECISION_STATUS = {
+    "NOT_FOUND": 404,
+    "NOTHING_TO_RELEASE": 409,
     "STALE_CASE_REVISION": 409,
     "INVARIANT_VIOLATION": 409,
     "IDEMPOTENCY_CONFLICT": 409,
@@ -49,10 +53,11 @@ def create_app(
     decisions: DecisionService,
     oidc: OidcRelyingParty,
     *,
+    reads: AdminReads,
     lifespan: Lifespan[FastAPI] | None = None,
 ) -> FastAPI:
-    """The services come from the composition root (``Platform.operator_sessions``, ``Platform.decisions``);
-    ``oidc`` is the relying party of ``settings.operator_oidc``'s issuer."""
+    """The services come from the composition root (``Platform.operator_sessions``, ``Platform.decisions``,
+    ``Platform.admin_reads``); ``oidc`` is the relying party of ``settings.operator_oidc``'s issuer."""
     app = FastAPI(
         title="PRW admin",
         summary="Operator login, review decisions (if_operator_session, if_review_decision, AW-01)",
@@ -63,11 +68,18 @@ def create_app(
     app.state.sessions = sessions
     app.state.decisions = decisions
     app.state.oidc = oidc
+    app.state.reads = reads
     app.state.ready = lambda: sessions.ready()
     install_error_handlers(app, validation_code=VALIDATION_FAILED)
     install_input_hardening(app, settings, validation_code=VALIDATION_FAILED)
     _install_admin_errors(app)
-    for router in (health.router, auth.router, decision_routes.router):
+    for router in (
+        health.router,
+        auth.router,
+        decision_routes.router,
+        release_routes.router,
+        read_routes.router,
+    ):
         app.include_router(router)
     return app
 

@@ -14,7 +14,7 @@ from fastapi import Depends, Header, Request
 from fastapi.security import OpenIdConnect
 
 from prw_api.admin.oidc import OidcRelyingParty
-from prw_platform.services import Access, DecisionService, OperatorSession, OperatorSessions, Role
+from prw_platform.services import Access, AdminReads, DecisionService, OperatorSession, OperatorSessions, Role
 
 SESSION_COOKIE = "prw_session"
 LOGIN_COOKIE = "prw_login"
@@ -89,3 +89,11 @@ ViewerDep = Annotated[Access, Depends(RoleAccess("viewer"))]
 ReviewerWriteDep = Annotated[Access, Depends(RoleAccess("reviewer", state_changing=True))]
 AdminDep = Annotated[Access, Depends(RoleAccess("operator_admin"))]
 AdminWriteDep = Annotated[Access, Depends(RoleAccess("operator_admin", state_changing=True))]
+
+
+def get_reads(request: Request) -> AdminReads:
+    reads: AdminReads = request.app.state.reads
+    return reads
+
+
+ReadsDep = Annotated[AdminReads, Depends(get_reads)]

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from prw_platform.clock import Clock
 from prw_platform.db.database import Connection
 
 # catalogs owns resolver.catalog; imported as a module: it imports this package in turn.
 from prw_platform.resolver import catalogs
-from prw_platform.resolver.catalogs import ReleasePolicy
 from prw_platform.resolver.decisions import facts, releases
 from prw_platform.resolver.decisions.commands import EventRef, StreamRef
 from prw_platform.resolver.decisions.errors import CatalogNotFound, IdempotencyConflict, NothingToRelease
@@ -33,6 +33,9 @@ from prw_platform.resolver.decisions.records import (
     request_fingerprint,
 )
 from prw_platform.resolver.decisions.stream import append_events, lock_cursor
+
+if TYPE_CHECKING:
+    from prw_platform.resolver.catalogs import ReleasePolicy
 
 AUTHORIZE_RELEASE = "authorize_release"
 SET_RELEASE_POLICY = "set_release_policy"
