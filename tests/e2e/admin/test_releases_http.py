@@ -62,18 +62,23 @@ def test_switching_the_release_policy_is_an_immutable_decision_with_actor_and_ra
         "changed": True,
         "decision_id": body["decision_id"],
     }
-    decision = cases.resolution.one("SELECT * FROM resolver.decision WHERE decision_id = %s", body["decision_id"])
+    decision = cases.resolution.one(
+        "SELECT * FROM resolver.decision WHERE decision_id = %s", body["decision_id"]
+    )
     assert decision["action"] == "set_release_policy"
     assert decision["actor"] == "operator:ada"
     assert decision["rationale"] == "the catalog owner reviews every publication"
     assert decision["details"] == {"release_policy": "manual", "previous": "automatic"}
     policy = cases.resolution.one(
-        "SELECT release_policy FROM resolver.catalog WHERE tenant_id = %s AND catalog_id = %s", TENANT, CATALOG
+        "SELECT release_policy FROM resolver.catalog WHERE tenant_id = %s AND catalog_id = %s",
+        TENANT,
+        CATALOG,
     )
     assert policy["release_policy"] == "manual"
     # Once more: the catalog is manual already, nothing is recorded.
     again = _policy(ada, "manual")
-    assert again.json()["changed"] is False and again.json()["decision_id"] is None
+    assert again.json()["changed"] is False
+    assert again.json()["decision_id"] is None
     assert cases.count("resolver.decision") == 1
 
 
@@ -92,11 +97,16 @@ def test_a_manual_catalog_publishes_nothing_until_an_operator_releases_it_201(
     assert body["publication_revision"] == 1
     assert (body["items"], body["listings"]) == (1, 1)
     events = cases.resolution.rows(
-        "SELECT event_id, event_type, position FROM resolver.outbox WHERE decision_id = %s", body["decision_id"]
+        "SELECT event_id, event_type, position FROM resolver.outbox WHERE decision_id = %s",
+        body["decision_id"],
     )
     # AW-01: one release.authorized at the next position of the stream.
-    assert events == [{"event_id": body["outbox"][0], "event_type": "release.authorized", "position": position + 1}]
-    decision = cases.resolution.one("SELECT * FROM resolver.decision WHERE decision_id = %s", body["decision_id"])
+    assert events == [
+        {"event_id": body["outbox"][0], "event_type": "release.authorized", "position": position + 1}
+    ]
+    decision = cases.resolution.one(
+        "SELECT * FROM resolver.decision WHERE decision_id = %s", body["decision_id"]
+    )
     assert (decision["action"], decision["actor"]) == ("authorize_release", "operator:ada")
     # Provenance: the rule decision whose mapping this release makes public.
     mapping = cases.resolution.one("SELECT decision_id FROM resolver.listing_mapping")
@@ -208,7 +218,8 @@ def test_without_the_csrf_token_a_release_is_403_csrf_rejected(login: Login, cas
 def test_without_a_session_a_release_is_401_session_expired(admin: BackgroundServer) -> None:
     response = httpx.post(f"{admin.url}/v1/releases", json={"catalog_id": CATALOG})
     policy = httpx.put(
-        f"{admin.url}/v1/catalogs/{CATALOG}/release-policy", json={"release_policy": "manual", "rationale": "r"}
+        f"{admin.url}/v1/catalogs/{CATALOG}/release-policy",
+        json={"release_policy": "manual", "rationale": "r"},
     )
 
     _error(response, 401, "SESSION_EXPIRED")
