@@ -13,11 +13,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from psycopg import sql
 
 from prw_api.server import BackgroundServer
 from prw_platform.auth import ClientSpec, create_client
 from prw_platform.bootstrap import Platform
-from prw_platform.db.database import Database
+from prw_platform.db.database import Connection, Database
 from prw_platform.resolver.improvements import Improvement, insert_improvement
 from prw_platform.resolver.intake.requests import Heartbeat, Registration, RunReport
 from prw_platform.resolver.intake.workers import CollectorService
@@ -186,18 +187,21 @@ def test_improvements_are_empty_then_paged_newest_first(
 # -- POST /v1/resolve -------------------------------------------------------------------------------------------
 def _census(owner: Database, objects: Path) -> dict[str, int]:
     """Rows of every table of the resolver, product and queue schemas, and the stored objects."""
-    tables = owner.run(
-        lambda conn: [
-            f"{r['schemaname']}.{r['tablename']}"
-            for r in conn.execute(
-                "SELECT schemaname, tablename FROM pg_tables WHERE schemaname IN ('resolver', 'product', 'queue')"
-            ).fetchall()
-        ]
-    )
-    counts = {
-        table: owner.run(lambda conn, t=table: conn.execute(f"SELECT count(*) AS n FROM {t}").fetchone()["n"])
-        for table in tables
-    }
+
+    def count_rows(conn: Connection) -> dict[str, int]:
+        tables = conn.execute(
+            "SELECT schemaname, tablename FROM pg_tables WHERE schemaname IN ('resolver', 'product', 'queue')"
+        ).fetchall()
+        return {
+            f"{t['schemaname']}.{t['tablename']}": conn.execute(
+                sql.SQL("SELECT count(*) AS n FROM {}.{}").format(
+                    sql.Identifier(t["schemaname"]), sql.Identifier(t["tablename"])
+                )
+            ).fetchone()["n"]
+            for t in tables
+        }
+
+    counts = owner.run(count_rows)
     counts["objects"] = sum(1 for f in objects.rglob("*") if f.is_file())
     return counts
 
