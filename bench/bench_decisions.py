@@ -27,20 +27,18 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
 import psycopg
-from bench_spine import gtin13, scratch_platform, server_admin_url
+from bench_spine import create_command, scratch_platform, server_admin_url
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from prw_platform.bootstrap import Platform
 from prw_platform.db.database import Connection, Database
-from prw_platform.plugins.types import NormalizedAttribute
 from prw_platform.product.scopes import project_catalog
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec, provision_catalog
-from prw_platform.resolver.decisions import CreateItemAndMap, ItemFacts, ListingObservation, StreamRef, decide
+from prw_platform.resolver.decisions import CreateItemAndMap, StreamRef, decide
 
 TENANT = "ten_bench"
 STREAMS = 8
@@ -74,35 +72,8 @@ def provision_streams(platform: Platform, count: int) -> list[StreamRef]:
 
 
 def command(stream: StreamRef, n: int) -> CreateItemAndMap:
-    """An automatic create-item decision with a unique GTIN (as bench_spine's), on the stream's own source."""
-    source = stream.catalog_id.replace("cat_", "src_")
-    return CreateItemAndMap(
-        item=ItemFacts(
-            profile="np_storage@2",
-            title=f"Strata P5 {n} TB",
-            brand="Corvana",
-            gtin=gtin13(n).zfill(14),
-            mpn=f"CVN-SP5-{n}T0",
-            attributes=(
-                NormalizedAttribute("storage:capacity", Decimal(n * 1000), 1, unit="GB"),
-                NormalizedAttribute("storage:heatsink", False, 1),
-            ),
-        ),
-        listing=ListingObservation(
-            source_id=source,
-            observed_at=T0 + timedelta(seconds=n),
-            capture_id=f"cap_bench_{n:07d}",
-            url=f"https://bench.example/p/{n}",
-            native_record_id=f"rec_{n}",
-            title=f"Strata P5 SSD {n}",
-            price=Decimal("129.00"),
-            currency="EUR",
-            availability="in_stock",
-        ),
-        actor="rule:create_on_required_identifiers@1",
-        rationale="no item has these identifiers; GTIN and brand + MPN present",
-        idempotency_key=f"job:cap_bench_{n:07d}:identity:1",
-    )
+    """bench_spine's automatic create-item decision (a unique GTIN), on the stream's own source."""
+    return create_command(n, T0 + timedelta(seconds=n), source=stream.catalog_id.replace("cat_", "src_"))
 
 
 def run_threads(work: Sequence[Callable[[], list[str]]]) -> tuple[float, list[str]]:

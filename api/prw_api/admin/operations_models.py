@@ -350,18 +350,4 @@ class DryRunView(BaseModel):
 
     @classmethod
     def of(cls, run: CoreDryRun) -> DryRunView:
-        return cls(
-            capture_id=run.capture_id,
-            catalog_id=run.catalog_id,
-            source_id=run.source_id,
-            record=run.record,
-            adapter=run.adapter,
-            adapter_rule=run.adapter_rule,
-            stage_outcome=run.stage_outcome,
-            profile=run.profile,
-            claims=run.claims,
-            attributes=run.attributes,
-            problems=run.problems,
-            diagnostics=run.diagnostics,
-            identity=run.identity,
-        )
+        return cls.model_validate(run, from_attributes=True)
