@@ -6,7 +6,9 @@ nothing. Errors: 401 SESSION_EXPIRED, 403 FORBIDDEN, 403 CSRF_REJECTED, 403 TENA
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -240,3 +242,20 @@ def test_an_unknown_catalog_is_404_not_found(login: Login, cases: Cases) -> None
     _error(_release(ada, {"catalog_id": "cat_nowhere"}), 404, "NOT_FOUND")
     _error(_policy(ada, "manual", catalog="cat_nowhere"), 404, "NOT_FOUND")
     assert cases.count("resolver.decision") == 0
+
+
+def test_two_releases_at_once_make_one_release_and_one_409(login: Login, cases: Cases) -> None:
+    """AW-01: both wait for the stream cursor lock; the second then finds nothing left to release."""
+    ada = _accepted_on_a_manual_catalog(login, cases)
+    second = login("ada")
+    start = threading.Barrier(2)
+
+    def release(operator: Operator) -> int:
+        start.wait()
+        return _release(operator).status_code
+
+    with ThreadPoolExecutor(2) as pool:
+        statuses = sorted(pool.map(release, (ada, second)))
+
+    assert statuses == [201, 409]
+    assert cases.count("resolver.release") == 1
