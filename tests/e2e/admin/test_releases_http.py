@@ -12,12 +12,21 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
+import pytest
 
 from prw_api.server import BackgroundServer
+from prw_platform.config import Settings
+from prw_platform.db.database import Database
 from tests.e2e.admin.conftest import TENANT, Cases, Operator
 from tests.integration.resolution.pipeline import CATALOG
 
 Login = Callable[[str], Operator]
+
+
+@pytest.fixture
+def admin_settings(admin_settings: Settings) -> Settings:
+    """A short API statement timeout, so the held-stream test waits 1.5 s instead of 5 s per attempt."""
+    return admin_settings.model_copy(update={"statement_timeout_api_ms": 1_500})
 
 
 def _release(operator: Operator, body: dict[str, Any] | None = None, **headers: str) -> httpx.Response:
@@ -259,3 +268,24 @@ def test_two_releases_at_once_make_one_release_and_one_409(login: Login, cases: 
 
     assert statuses == [201, 409]
     assert cases.count("resolver.release") == 1
+
+
+def test_a_stream_held_past_the_api_timeout_is_503_unavailable_then_the_same_key_releases(
+    login: Login, cases: Cases, owner: Database
+) -> None:
+    """503 UNAVAILABLE (retry with the same Idempotency-Key): a delayed writer holds the stream cursor longer than
+    the API's statement timeout; the refused release writes nothing, the retry releases."""
+    ada = _accepted_on_a_manual_catalog(login, cases)
+    before = cases.written()
+
+    with owner.transaction() as conn:
+        conn.execute(
+            "SELECT committed_position FROM resolver.stream_cursor WHERE tenant_id = %s FOR UPDATE", (TENANT,)
+        )
+        refused = _release(ada, **{"Idempotency-Key": "held-stream-release"})
+        _error(refused, 503, "UNAVAILABLE")
+        assert refused.json()["error"]["retryable"] is True
+        assert cases.written() == before
+
+    retried = _release(ada, **{"Idempotency-Key": "held-stream-release"})
+    assert retried.status_code == 201, retried.text
