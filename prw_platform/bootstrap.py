@@ -59,6 +59,7 @@ from prw_platform.resolver.relay import Relay
 from prw_platform.resolver.resolution import ResolutionServices
 from prw_platform.resolver.resolution.batch import ResolutionConsumer
 from prw_platform.resolver.resolution.dry_run import DryRunService
+from prw_platform.resolver.review import EvidenceLinks, ReviewQueue
 from prw_platform.retry import RetryPolicy
 from prw_platform.runtime.stages import StageRegistry
 from prw_platform.storage import ObjectStore, build_object_store
@@ -280,6 +281,13 @@ class Platform:
             ),
             clock=self.clock,
         )
+
+    @cached_property
+    def review_queue(self) -> ReviewQueue:
+        """if_review_read for the admin origin: resolver_app with API timeouts; cursors and evidence links are
+        signed with a key derived from the token signing key (the same in every worker process)."""
+        secret = derived_secret(self.token_signing_key, "prw review v1")
+        return ReviewQueue(self.resolver_api_db, EvidenceLinks(self.store, secret, clock=self.clock), secret)
 
     @cached_property
     def relay(self) -> Relay:

@@ -38,6 +38,7 @@ from prw_platform.resolver.intake.errors import (
     IntakeUnavailable,
     ValidationFailed,
 )
+from prw_platform.resolver.review import ReviewReadError
 from prw_platform.runtime.stages import UnknownStage
 from prw_platform.storage.errors import StorageError, StorageUnavailable
 
@@ -65,6 +66,7 @@ __all__ = [
     "OAuthError",
     "OperatorTenantScopeDenied",
     "PluginError",
+    "ReviewReadError",
     "SessionExpired",
     "SourceCatalogConflict",
     "StaleCaseRevision",

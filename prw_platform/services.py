@@ -87,6 +87,18 @@ from prw_platform.resolver.intake.workers import (
 from prw_platform.resolver.relay import Relay
 from prw_platform.resolver.resolution.batch import ResolutionConsumer
 from prw_platform.resolver.resolution.dry_run import AUTO, DryRun, DryRunRequest
+from prw_platform.resolver.review import (
+    Candidate,
+    CaseSummary,
+    CaseView,
+    EvidenceLink,
+    EvidenceObject,
+    HistoryEntry,
+    ReviewCounts,
+    ReviewFilters,
+    ReviewPage,
+    ReviewQueue,
+)
 
 __all__ = [
     "AUTO",
@@ -105,7 +117,10 @@ __all__ = [
     "Access",
     "AdminReads",
     "AuthorizeRelease",
+    "Candidate",
     "CaptureSubmission",
+    "CaseSummary",
+    "CaseView",
     "CatalogProvisioning",
     "CatalogSpec",
     "ClientSpec",
@@ -121,11 +136,14 @@ __all__ = [
     "DryRun",
     "DryRunRequest",
     "Egress",
+    "EvidenceLink",
+    "EvidenceObject",
     "ExecutionRegion",
     "ExportPage",
     "ExportService",
     "Heartbeat",
     "HeartbeatAck",
+    "HistoryEntry",
     "Improvement",
     "ImprovementPage",
     "ImprovementStatus",
@@ -159,7 +177,11 @@ __all__ = [
     "ReleasePolicyChange",
     "ResolutionConsumer",
     "ReviewAction",
+    "ReviewCounts",
     "ReviewDecision",
+    "ReviewFilters",
+    "ReviewPage",
+    "ReviewQueue",
     "Role",
     "RunReport",
     "SetReleasePolicy",

@@ -52,5 +52,6 @@ def admin_app(platform: Platform, *, lifespan: Lifespan[FastAPI] | None = None) 
         platform.decisions,
         OidcRelyingParty(platform.settings.operator_oidc),
         reads=platform.admin_reads,
+        review=platform.review_queue,
         lifespan=lifespan,
     )

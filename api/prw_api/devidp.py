@@ -49,6 +49,16 @@ class _Grant:
     expires: float
 
 
+_LOGIN_STYLE = (
+    "body{margin:0;background:#f6f7f9;font:15px/1.45 system-ui,sans-serif;color:#1c2430}"
+    "main{max-width:32rem;margin:4rem auto;background:#fff;border:1px solid #dde2ea;border-radius:8px;"
+    "padding:1.5rem 1.8rem}h1{font-size:1.3rem;margin:0 0 .4rem}p{color:#5d6878}"
+    "button{display:block;width:100%;text-align:left;margin:.35rem 0;padding:.55rem .8rem;font:inherit;"
+    "border:1px solid #dde2ea;border-radius:6px;background:#fff;cursor:pointer}"
+    "button:hover,button:focus-visible{border-color:#1f5fbf;outline:none;background:#f5f9ff}br{display:none}"
+)
+
+
 def _issuer(request: Request) -> str:
     return str(request.base_url).rstrip("/")
 
@@ -141,8 +151,10 @@ def create_dev_idp(settings: DevIdpSettings) -> FastAPI:
             for u in settings.users
         )
         page = (
-            "<!doctype html><title>PRW dev login</title><h1>PRW development login</h1>"
-            f'<form method="post" action="/authorize">{hidden}{buttons}</form>'
+            "<!doctype html><html lang=en><meta charset=utf-8><title>PRW dev login</title>"
+            f"<style>{_LOGIN_STYLE}</style><main><h1>PRW development login</h1>"
+            "<p>Development identity provider: no passwords. Log in as</p>"
+            f'<form method="post" action="/authorize">{hidden}{buttons}</form></main>'
         )
         return HTMLResponse(page)
 

@@ -171,7 +171,7 @@ def install_error_handlers(app: FastAPI, *, validation_code: str = "VALIDATION_F
 
     async def validation_failed(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return render(request, ApiError(422, validation_code, _summary(exc)))
+        return render(request, ApiError(422, validation_code, validation_summary(exc)))
 
     async def refused_body(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RefusedBody)
@@ -200,7 +200,7 @@ def _bearer_challenge(error: Exception) -> dict[str, str]:
     return {}
 
 
-def _summary(error: RequestValidationError) -> str:
+def validation_summary(error: RequestValidationError) -> str:
     parts = []
     for item in error.errors()[:10]:
         where = ".".join(str(p) for p in item.get("loc", ()) if p != "body") or "body"

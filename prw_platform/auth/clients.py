@@ -10,6 +10,7 @@ for the same instance (``supersede=True`` revokes the old ones: "Revoked or supe
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -137,27 +138,36 @@ def check_credential(conn: Connection, principal: CollectorPrincipal) -> None:
     """The per-request revocation check of a verified token, in the caller's transaction (whose tenant is the
     token's: the tenant policy shows the client row). Unknown or bound differently: INVALID_TOKEN; revoked or
     superseded: CREDENTIAL_REVOKED, effective from the revocation's commit (no cache)."""
-    row = (
-        conn.cursor(row_factory=class_row(_Credential))
-        .execute(
-            """SELECT c.catalog_id, c.worker_id, c.instance_id, c.scopes, c.revoked_at,
-                      array(SELECT s.source_id FROM resolver.collector_client_source s
-                            WHERE s.tenant_id = c.tenant_id AND s.client_id = c.client_id) AS sources
-               FROM resolver.collector_client c WHERE c.tenant_id = %s AND c.client_id = %s""",
-            (principal.tenant_id, principal.client_id),
-        )
-        .fetchone()
+    send_credential_check(conn, principal)()
+
+
+def send_credential_check(conn: Connection, principal: CollectorPrincipal) -> Callable[[], None]:
+    """``check_credential`` in two steps: send the query now, judge its row when the returned function is
+    called. In pipeline mode every statement sent in between travels to the server in the same round trip."""
+    cur = conn.cursor(row_factory=class_row(_Credential))
+    cur.execute(
+        """SELECT c.catalog_id, c.worker_id, c.instance_id, c.scopes, c.revoked_at,
+                  array(SELECT s.source_id FROM resolver.collector_client_source s
+                        WHERE s.tenant_id = c.tenant_id AND s.client_id = c.client_id) AS sources
+           FROM resolver.collector_client c WHERE c.tenant_id = %s AND c.client_id = %s""",
+        (principal.tenant_id, principal.client_id),
     )
-    if row is None or not (
-        principal.catalog_id == row.catalog_id
-        and principal.worker_id == row.worker_id
-        and principal.instance_id == row.instance_id
-        and principal.sources <= frozenset(row.sources)
-        and principal.scopes <= frozenset(row.scopes)
-    ):
-        raise InvalidToken("the token's client is unknown or bound differently")
-    if row.revoked_at is not None:
-        raise CredentialRevoked("the token's client is revoked or superseded")
+
+    def judge() -> None:
+        with cur:
+            row = cur.fetchone()
+        if row is None or not (
+            principal.catalog_id == row.catalog_id
+            and principal.worker_id == row.worker_id
+            and principal.instance_id == row.instance_id
+            and principal.sources <= frozenset(row.sources)
+            and principal.scopes <= frozenset(row.scopes)
+        ):
+            raise InvalidToken("the token's client is unknown or bound differently")
+        if row.revoked_at is not None:
+            raise CredentialRevoked("the token's client is revoked or superseded")
+
+    return judge
 
 
 @dataclass(frozen=True, slots=True)

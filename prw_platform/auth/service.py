@@ -7,9 +7,10 @@ second check runs on every request so that a revocation takes effect before the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
-from prw_platform.auth.clients import authenticate_client, check_credential
+from prw_platform.auth.clients import authenticate_client, check_credential, send_credential_check
 from prw_platform.auth.errors import invalid_client, invalid_scope
 from prw_platform.auth.keys import SigningKey, load_or_create_signing_key, signing_key_from_pem
 from prw_platform.auth.principal import CollectorPrincipal
@@ -89,6 +90,12 @@ class CollectorAuthService:
     def check_credential(conn: Connection, principal: CollectorPrincipal) -> None:
         """The second check, in the caller's transaction (scoped to the principal's tenant)."""
         check_credential(conn, principal)
+
+    @staticmethod
+    def send_credential_check(conn: Connection, principal: CollectorPrincipal) -> Callable[[], None]:
+        """The second check in two steps (``clients.send_credential_check``): the query is sent now and judged
+        when the returned function is called, so a pipelined transaction reads it with its other reads."""
+        return send_credential_check(conn, principal)
 
 
 def load_signing_key(settings: Settings, token_settings: TokenSettings | None = None) -> SigningKey:

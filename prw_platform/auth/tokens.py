@@ -9,6 +9,7 @@ client is revoked is the caller's second check (it needs the database, see ``Col
 from __future__ import annotations
 
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -20,6 +21,9 @@ from prw_platform.auth.keys import ALGORITHM, SigningKey
 from prw_platform.auth.principal import CollectorPrincipal
 from prw_platform.auth.scopes import format_scope, parse_scope
 from prw_platform.clock import Clock, utc_now
+
+#: How many verified tokens a token service remembers (all of them are forgotten when it is full).
+VERIFIED_TOKENS_KEPT = 4096
 
 _REQUIRED_CLAIMS = (
     "iss",
@@ -74,6 +78,9 @@ class TokenService:
         self._ttl = ttl
         self._leeway = leeway
         self._clock = clock
+        #: Tokens whose signature and claims were verified, by their exact text (a token whose one byte differs
+        #: is verified afresh). Only expiry can change a verified token's verdict: it is checked on every hit.
+        self._verified: dict[str, CollectorPrincipal] = {}
 
     def issue(self, binding: TokenBinding) -> IssuedToken:
         now = self._clock()
@@ -98,6 +105,22 @@ class TokenService:
         return IssuedToken(token, int(self._ttl.total_seconds()), claims["scope"])
 
     def verify(self, token: str) -> CollectorPrincipal:
+        """The token's principal, or InvalidToken. A collector sends the same token on every request until it
+        expires, so a verified token is remembered (``VERIFIED_TOKENS_KEPT`` at most) and later costs a dict
+        lookup and the expiry check instead of a signature verification."""
+        known = self._verified.get(token)
+        if known is not None:
+            # PyJWT's own rule (its clock, its leeway): expired once exp <= now - leeway.
+            if time.time() < known.expires_at.timestamp() + self._leeway.total_seconds():
+                return known
+            self._verified.pop(token, None)
+        principal = self._verify(token)
+        if len(self._verified) >= VERIFIED_TOKENS_KEPT:
+            self._verified.clear()
+        self._verified[token] = principal
+        return principal
+
+    def _verify(self, token: str) -> CollectorPrincipal:
         try:
             header = jwt.get_unverified_header(token)
             if header.get("kid") != self._key.key_id:

@@ -37,6 +37,7 @@ MAX_RETRIES = 3
 MAX_TIMEOUT_RETRIES = 1
 
 READ_COMMITTED = psycopg.IsolationLevel.READ_COMMITTED
+INERROR = psycopg.pq.TransactionStatus.INERROR
 REPEATABLE_READ = psycopg.IsolationLevel.REPEATABLE_READ
 SERIALIZABLE = psycopg.IsolationLevel.SERIALIZABLE
 
@@ -181,10 +182,18 @@ class Database:
                             _set_tenant(conn, tenant_id)
                             result = work(conn)
                             committing = True
-                            conn.commit()
+                            if pipeline:
+                                # The COMMIT rides the pipeline's closing Sync, so the statements ``work``
+                                # left unread and the COMMIT cost one round trip (``commit()`` would sync
+                                # once more). Their errors surface when the pipeline ends.
+                                conn.execute("COMMIT")
+                            else:
+                                conn.commit()
                         return result
                     except BaseException:
-                        if not conn.closed and not committing:
+                        # A statement that failed in the pipeline leaves the transaction aborted (its COMMIT
+                        # was skipped): roll it back like any failure before the COMMIT.
+                        if not conn.closed and (not committing or conn.info.transaction_status == INERROR):
                             conn.rollback()
                         raise
             except _RETRYABLE_SQLSTATE as exc:

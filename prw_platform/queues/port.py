@@ -39,8 +39,10 @@ from prw_platform.db.database import Connection
 from prw_platform.queues.body import Body, JsonObject
 from prw_platform.queues.errors import MessageBodyInvalid
 
-#: SQS ReceiveMessage returns at most 10 messages.
+#: SQS ReceiveMessage returns at most 10 messages: what a portable consumer asks for.
 MAX_MESSAGES_PER_RECEIVE = 10
+#: The PostgreSQL queue claims up to this many in one statement (``Queue.receive_limit``).
+POSTGRES_RECEIVE_LIMIT = 100
 #: SQS DelaySeconds is at most 15 minutes.
 MAX_DELAY_SECONDS = 900
 #: SQS visibility timeouts are at most 12 hours.
@@ -147,6 +149,13 @@ class Queue(Protocol):
         """True when ``send(conn=...)`` enqueues inside the caller's database transaction."""
         ...
 
+    @property
+    def receive_limit(self) -> int:
+        """The most ``max_messages`` one ``receive`` takes: ``MAX_MESSAGES_PER_RECEIVE`` (10) on SQS,
+        ``POSTGRES_RECEIVE_LIMIT`` on PostgreSQL, where a receive is one statement whatever its size. A
+        consumer that batches asks for this many rather than looping over receives of 10."""
+        ...
+
     def send(
         self,
         body: Body,
@@ -235,9 +244,9 @@ def check_visibility_timeout(seconds: int) -> int:
     return seconds
 
 
-def check_receive(max_messages: int, wait_seconds: int) -> None:
-    if not 1 <= max_messages <= MAX_MESSAGES_PER_RECEIVE:
-        raise ValueError(f"max_messages must be 1..{MAX_MESSAGES_PER_RECEIVE}, not {max_messages}")
+def check_receive(max_messages: int, wait_seconds: int, limit: int = MAX_MESSAGES_PER_RECEIVE) -> None:
+    if not 1 <= max_messages <= limit:
+        raise ValueError(f"max_messages must be 1..{limit}, not {max_messages}")
     if not 0 <= wait_seconds <= MAX_WAIT_SECONDS:
         raise ValueError(f"wait_seconds must be 0..{MAX_WAIT_SECONDS}, not {wait_seconds}")
 

@@ -29,6 +29,7 @@ from prw_platform.queues.body import Body, JsonObject, encode_body
 from prw_platform.queues.errors import QueueUnavailable
 from prw_platform.queues.port import (
     MAX_RECEIVES_EXCEEDED,
+    POSTGRES_RECEIVE_LIMIT,
     DeadLetter,
     OutgoingMessage,
     QueueDepth,
@@ -168,6 +169,7 @@ FROM queue.message WHERE queue_name = %(queue)s
 
 class PostgresQueue:
     transactional_send = True
+    receive_limit = POSTGRES_RECEIVE_LIMIT
 
     def __init__(
         self,
@@ -233,7 +235,7 @@ class PostgresQueue:
         visibility_timeout: int | None = None,
         wait_seconds: int = 0,
     ) -> list[Received]:
-        check_receive(max_messages, wait_seconds)
+        check_receive(max_messages, wait_seconds, self.receive_limit)
         visibility = check_visibility_timeout(
             self._visibility_timeout if visibility_timeout is None else visibility_timeout
         )

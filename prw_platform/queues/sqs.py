@@ -83,6 +83,7 @@ _STALE_RECEIPT_CODES = frozenset(
 
 class SqsQueue:
     transactional_send = False
+    receive_limit = MAX_MESSAGES_PER_RECEIVE
 
     def __init__(
         self,

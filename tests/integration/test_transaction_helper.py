@@ -220,6 +220,30 @@ def test_pipeline_mode_reports_a_data_exception_as_invalid_data(
     assert owner_db.run(lambda conn: conn.execute("SELECT 1 AS one").fetchone(), pipeline=True) == {"one": 1}
 
 
+def test_pipeline_mode_commits_unread_writes_with_the_commit_and_rolls_back_all_when_one_fails(
+    owner_db: Database, counter_table: None
+) -> None:
+    # The writes are left unread: they travel with the COMMIT, and an error among them surfaces when the
+    # pipeline ends; the COMMIT was skipped, so nothing of the transaction stays.
+    def failing(conn: Connection) -> None:
+        conn.execute("INSERT INTO public.marks VALUES ('first')")
+        conn.execute("UPDATE public.counter SET n = n + 1 WHERE id = 1")
+        conn.execute("INSERT INTO public.counter VALUES (1, 7)")  # duplicate key
+
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        owner_db.run(failing, pipeline=True)
+
+    def state(conn: Connection) -> tuple[object, object]:
+        marks = conn.execute("SELECT count(*) AS n FROM public.marks").fetchone()
+        counter = conn.execute("SELECT n FROM public.counter WHERE id = 1").fetchone()
+        return (marks or {}).get("n"), (counter or {}).get("n")
+
+    assert owner_db.run(state) == (0, 0)
+
+    owner_db.run(lambda conn: conn.execute("INSERT INTO public.marks VALUES ('second')"), pipeline=True)
+    assert owner_db.run(state) == (1, 0)
+
+
 def test_a_pool_without_checkout_checks_retries_a_read_on_a_broken_connection(
     db_url: str, owner_db: Database
 ) -> None:

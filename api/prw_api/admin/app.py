@@ -9,11 +9,14 @@ from fastapi.responses import JSONResponse
 from starlette.types import Lifespan
 
 from prw_api import health
+from prw_api.admin.console import install_console
 from prw_api.admin.oidc import IssuerUnavailable, LoginFailed, OidcRelyingParty
 from prw_api.admin.routes import auth
 from prw_api.admin.routes import decisions as decision_routes
+from prw_api.admin.routes import evidence as evidence_routes
 from prw_api.admin.routes import reads as read_routes
 from prw_api.admin.routes import releases as release_routes
+from prw_api.admin.routes import review as review_routes
 from prw_api.errors import ApiError, from_core_error, install_error_handlers, internal_error, render
 from prw_api.middleware import install_input_hardening
 from prw_platform.config import Settings
@@ -24,9 +27,10 @@ from prw_platform.errors import (
     DatabaseUnavailable,
     DecisionError,
     InvalidReviewDecision,
+    ReviewReadError,
     StreamNotProvisioned,
 )
-from prw_platform.services import AdminReads, DecisionService, OperatorSessions
+from prw_platform.services import AdminReads, DecisionService, OperatorSessions, ReviewQueue
 
 #: The admin origin's code of a request the platform refuses before the route runs.
 VALIDATION_FAILED = "VALIDATION_FAILED"
@@ -54,6 +58,7 @@ def create_app(
     oidc: OidcRelyingParty,
     *,
     reads: AdminReads,
+    review: ReviewQueue,
     lifespan: Lifespan[FastAPI] | None = None,
 ) -> FastAPI:
     """The services come from the composition root (``Platform.operator_sessions``, ``Platform.decisions``,
@@ -69,6 +74,7 @@ def create_app(
     app.state.decisions = decisions
     app.state.oidc = oidc
     app.state.reads = reads
+    app.state.review = review
     app.state.ready = lambda: sessions.ready()
     install_error_handlers(app, validation_code=VALIDATION_FAILED)
     install_input_hardening(app, settings, validation_code=VALIDATION_FAILED)
@@ -81,6 +87,10 @@ def create_app(
         read_routes.router,
     ):
         app.include_router(router)
+    # if_review_read: the queue, a case and its signed evidence links.
+    for router in (review_routes.router, evidence_routes.router):
+        app.include_router(router)
+    install_console(app)  # the review console's pages under /console (outside the OpenAPI contract)
     return app
 
 
@@ -117,7 +127,12 @@ def _install_admin_errors(app: FastAPI) -> None:
     async def on_issuer_unavailable(request: Request, exc: Exception) -> JSONResponse:
         return render(request, ApiError(503, UNAVAILABLE, str(exc), retryable=True))
 
+    async def on_review_read(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ReviewReadError)
+        return render(request, ApiError(exc.status, exc.code, str(exc)))
+
     app.add_exception_handler(DecisionError, on_decision_error)
+    app.add_exception_handler(ReviewReadError, on_review_read)
     app.add_exception_handler(DatabaseError, on_database_error)
     app.add_exception_handler(StreamNotProvisioned, on_stream)
     app.add_exception_handler(LoginFailed, on_login_failed)

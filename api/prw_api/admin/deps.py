@@ -14,7 +14,15 @@ from fastapi import Depends, Header, Request
 from fastapi.security import OpenIdConnect
 
 from prw_api.admin.oidc import OidcRelyingParty
-from prw_platform.services import Access, AdminReads, DecisionService, OperatorSession, OperatorSessions, Role
+from prw_platform.services import (
+    Access,
+    AdminReads,
+    DecisionService,
+    OperatorSession,
+    OperatorSessions,
+    ReviewQueue,
+    Role,
+)
 
 SESSION_COOKIE = "prw_session"
 LOGIN_COOKIE = "prw_login"
@@ -43,9 +51,15 @@ def get_decisions(request: Request) -> DecisionService:
     return decisions
 
 
+def get_review(request: Request) -> ReviewQueue:
+    review: ReviewQueue = request.app.state.review
+    return review
+
+
 SessionsDep = Annotated[OperatorSessions, Depends(get_sessions)]
 OidcDep = Annotated[OidcRelyingParty, Depends(get_oidc)]
 DecisionsDep = Annotated[DecisionService, Depends(get_decisions)]
+ReviewDep = Annotated[ReviewQueue, Depends(get_review)]
 
 
 def current_session(

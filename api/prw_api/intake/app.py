@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 from starlette.types import Lifespan
 
 from prw_api import health
-from prw_api.errors import install_error_handlers
-from prw_api.intake.deps import TOKEN_PATH
+from prw_api.errors import ApiError, from_core_error, install_error_handlers, render, validation_summary
+from prw_api.intake.deps import TOKEN_PATH, bearer_token
 from prw_api.intake.routes import captures, oauth, receipts, uploads, workers
 from prw_api.intake.routes import exports as exports_routes
 from prw_api.middleware import BodyLimit, RouteBodyLimit, install_input_hardening
 from prw_platform.config import Settings
-from prw_platform.errors import ArtifactTooLarge, ValidationFailed
+from prw_platform.errors import ArtifactTooLarge, AuthError, ValidationFailed
 from prw_platform.services import CollectorAuthService, CollectorService, ExportService, IntakeService
 
 
@@ -43,6 +46,7 @@ def create_app(
     #: The product principal's export stream (gap closure); absent, its route answers 404.
     app.state.exports = exports
     install_error_handlers(app)
+    _authenticate_before_validating(app, auth)
     install_input_hardening(
         app,
         settings,
@@ -70,3 +74,23 @@ def create_app(
     if exports is not None:
         app.include_router(exports_routes.router)
     return app
+
+
+def _authenticate_before_validating(app: FastAPI, auth: CollectorAuthService) -> None:
+    """A refused credential answers before anything about the request (if_capture_submit: "Token valid in form
+    but client revoked" is 401 CREDENTIAL_REVOKED): a route that checks the client inside its own transaction
+    (POST /v1/captures) has not checked it yet when FastAPI refuses the body, so a 422 with a bearer token first
+    checks the token and its client. This costs a transaction only on a refused request."""
+
+    async def validation_failed(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        authorization = request.headers.get("authorization")
+        if request.url.path != TOKEN_PATH and authorization is not None:
+            try:
+                await run_in_threadpool(auth.authenticate, bearer_token(authorization))
+            except (ApiError, AuthError) as refused:
+                error = refused if isinstance(refused, ApiError) else from_core_error(refused)
+                return render(request, error)
+        return render(request, ApiError(422, ValidationFailed.code, validation_summary(exc)))
+
+    app.add_exception_handler(RequestValidationError, validation_failed)

@@ -31,17 +31,21 @@ collector_oauth2 = OAuth2(
 )
 
 
-def get_intake(request: Request) -> IntakeService:
+# The services are read from the app's state: no I/O, so ``async`` (FastAPI runs a plain ``def`` dependency in
+# its thread pool, one hand-off per dependency per request).
+
+
+async def get_intake(request: Request) -> IntakeService:
     intake: IntakeService = request.app.state.intake
     return intake
 
 
-def get_auth(request: Request) -> CollectorAuthService:
+async def get_auth(request: Request) -> CollectorAuthService:
     auth: CollectorAuthService = request.app.state.auth
     return auth
 
 
-def get_collectors(request: Request) -> CollectorService:
+async def get_collectors(request: Request) -> CollectorService:
     collectors: CollectorService = request.app.state.collectors
     return collectors
 
@@ -51,7 +55,7 @@ CollectorsDep = Annotated[CollectorService, Depends(get_collectors)]
 AuthDep = Annotated[CollectorAuthService, Depends(get_auth)]
 
 
-def _bearer(authorization: str | None) -> str:
+def bearer_token(authorization: str | None) -> str:
     scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(
@@ -66,17 +70,18 @@ def _bearer(authorization: str | None) -> str:
 def authenticated_collector(
     auth: AuthDep, authorization: Annotated[str | None, Depends(collector_oauth2)]
 ) -> CollectorPrincipal:
-    return auth.authenticate(_bearer(authorization))
+    return auth.authenticate(bearer_token(authorization))
 
 
-def verified_token(
+async def verified_token(
     auth: AuthDep, authorization: Annotated[str | None, Depends(collector_oauth2)]
 ) -> CollectorPrincipal:
-    """The token checked without the database: the route must pass ``auth.check_credential`` to the service,
-    which checks the client inside its own transaction (POST /v1/captures)."""
-    return auth.verify_token(_bearer(authorization))
+    """The token checked without the database (a signature check: no I/O, so it runs on the event loop rather
+    than costing a thread hand-off): the route must pass ``auth.send_credential_check`` to the service, which
+    checks the client inside its own transaction (POST /v1/captures)."""
+    return auth.verify_token(bearer_token(authorization))
 
 
 CollectorDep = Annotated[CollectorPrincipal, Depends(authenticated_collector)]
-#: Only for a route that hands ``AuthDep.check_credential`` to its service call.
+#: Only for a route that hands ``AuthDep.send_credential_check`` to its service call.
 VerifiedTokenDep = Annotated[CollectorPrincipal, Depends(verified_token)]

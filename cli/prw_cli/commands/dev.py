@@ -197,6 +197,7 @@ def _urls_table(
     table.add_row(f"product API ({tenant}/{catalog})", f"{product}/v1/items")
     table.add_row("Dagster UI (runs, sensors, assets, checks)", dagster)
     table.add_row("admin API (operators: log in here)", f"{admin}/auth/login")
+    table.add_row("review console (docs/operators/review.md)", f"{admin}/console/review")
     if idp is not None:
         table.add_row("development identity provider (users from PRW_DEV_IDP__USERS)", idp)
     return table

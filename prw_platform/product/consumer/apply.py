@@ -271,9 +271,15 @@ class _StreamBatch:
         if not unchecked:
             return
         self.parked_checked |= unchecked
+        taken: list[ProductEvent] = []
         for row in inbox.parked_waiting_for(self.conn, self.scope, unchecked):
             event = event_from_change(AcceptedChange.model_validate(row.message))
             self.waiting[row.waiting_for.aggregate].append(_Parked(event, row.waiting_for, stored=True))
+            taken.append(event)
+        # What their readiness checks will ask once released: read together now, not one lookup each.
+        needed = {e.aggregate for e in taken} | {r.aggregate for e in taken for r in e.requirements()}
+        if unknown := needed - self.revisions.keys():
+            self.revisions.update(applied_revisions(self.conn, self.scope, unknown))
 
     def _apply(self, event: ProductEvent) -> None:
         payload = event.payload
@@ -327,14 +333,16 @@ class _StreamBatch:
         waiting get theirs back."""
         conn, scope = self.conn, self.scope
         taken = set(self.settle_stored) | {p.event.event_id for p in self.park_rows.values() if p.stored}
-        inbox.delete_parked(conn, scope, sorted(taken))
-        inbox.insert_settled(conn, scope, list(self.new_inbox.values()))
-        inbox.settle_many(conn, scope, self.settle_stored)
-        inbox.park_many(conn, scope, [(p.event, p.waiting_for) for p in self.park_rows.values()])
-        upsert_applied_revisions(conn, scope, list(self.applied.values()))
-        upsert_items(conn, scope, list(self.items.values()))
-        upsert_listings(conn, scope, list(self.listings.values()))
-        upsert_mappings(conn, scope, list(self.mappings.values()))
+        # Writes only, none read back: one pipeline sends them all in one round trip (errors surface at its end).
+        with conn.pipeline():
+            inbox.delete_parked(conn, scope, sorted(taken))
+            inbox.insert_settled(conn, scope, list(self.new_inbox.values()))
+            inbox.settle_many(conn, scope, self.settle_stored)
+            inbox.park_many(conn, scope, [(p.event, p.waiting_for) for p in self.park_rows.values()])
+            upsert_applied_revisions(conn, scope, list(self.applied.values()))
+            upsert_items(conn, scope, list(self.items.values()))
+            upsert_listings(conn, scope, list(self.listings.values()))
+            upsert_mappings(conn, scope, list(self.mappings.values()))
 
 
 def _position(parked: _Parked) -> int:

@@ -37,7 +37,7 @@ from prw_platform.product.consumer.outcomes import DeliveryResult, Outcome
 from prw_platform.product.errors import RejectedDelivery, SchemaInvalid, ScopeNotProjected
 from prw_platform.product.events import ProductEvent, parse_delivery
 from prw_platform.queues.errors import MessageBodyInvalid
-from prw_platform.queues.port import MAX_MESSAGES_PER_RECEIVE, Queue, Received
+from prw_platform.queues.port import Queue, Received
 from prw_platform.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ class BatchReport:
         return self.received == 0
 
 
-#: Deliveries applied per product transaction at most (several receives of 10 feed one batch).
+#: Deliveries applied per product transaction at most (one receive on PostgreSQL, receives of 10 on SQS).
 DEFAULT_BATCH: Final = 100
 
 
@@ -106,18 +106,17 @@ def process_accepted_changes(
     retry: RetryPolicy = DEFAULT_RETRY,
     on_dead_letter: Callable[[Received, RejectedDelivery], None] | None = None,
 ) -> BatchReport:
-    """Receive up to ``max_messages`` product.accepted-change.v1 messages (receives of at most 10 until the
-    queue has no more visible), apply them one product transaction per stream in receive order, then settle
+    """Receive up to ``max_messages`` product.accepted-change.v1 messages (receives of at most the queue's
+    ``receive_limit`` - 10 on SQS, one statement on PostgreSQL - until the queue has no more visible), apply them one product transaction per stream in receive order, then settle
     each (module docstring). ``on_dead_letter`` hears of every dead-lettered delivery (the gap closer)."""
     batch: list[Received] = []
     while len(batch) < max_messages:
+        asked = min(queue.receive_limit, max_messages - len(batch))
         received = queue.receive(
-            min(MAX_MESSAGES_PER_RECEIVE, max_messages - len(batch)),
-            visibility_timeout=visibility_timeout,
-            wait_seconds=wait_seconds if not batch else 0,
+            asked, visibility_timeout=visibility_timeout, wait_seconds=wait_seconds if not batch else 0
         )
         batch.extend(received)
-        if len(received) < MAX_MESSAGES_PER_RECEIVE:
+        if len(received) < asked:
             break
     tally = _Tally(received=len(batch))
     streams: dict[tuple[str, str], list[tuple[Received, ProductEvent]]] = {}

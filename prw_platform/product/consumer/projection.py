@@ -45,16 +45,21 @@ def applied_revisions(
     found: dict[AggregateKey, int] = {AggregateKey(t, i): 0 for t, i in keys}
     if not keys:
         return found
-    # Index scans on the primary key (= ANY on both key columns), the exact pairs picked below: a join with
-    # unnest() was planned as a hash join over the whole table once the statement was prepared.
+    # One primary-key lookup per aggregate (a LATERAL join on unnest; its LIMIT keeps the planner from
+    # flattening it into a plain join), whatever the statistics say: a plain join with unnest() was planned as
+    # a hash join over the catalog's rows, and ``= ANY`` on the key columns as a scan of the catalog's prefix
+    # with a filter while the table grew faster than it was analyzed.
     rows = (
         conn.cursor(row_factory=class_row(_Revision))
         .execute(
-            """SELECT aggregate_type, aggregate_id, revision FROM product.applied_revision
-               WHERE tenant_id = %s AND catalog_id = %s
-                 AND aggregate_type = ANY(%s::text[]) AND aggregate_id = ANY(%s::text[])
-               ORDER BY aggregate_type, aggregate_id""",
-            (scope.tenant_id, scope.catalog_id, sorted({t for t, _ in keys}), [i for _, i in keys]),
+            """SELECT r.aggregate_type, r.aggregate_id, r.revision
+               FROM unnest(%s::text[], %s::text[]) AS probe(aggregate_type, aggregate_id)
+               CROSS JOIN LATERAL (
+                   SELECT aggregate_type, aggregate_id, revision FROM product.applied_revision
+                   WHERE tenant_id = %s AND catalog_id = %s
+                     AND aggregate_type = probe.aggregate_type AND aggregate_id = probe.aggregate_id
+                   LIMIT 1) AS r""",
+            ([t for t, _ in keys], [i for _, i in keys], scope.tenant_id, scope.catalog_id),
         )
         .fetchall()
     )

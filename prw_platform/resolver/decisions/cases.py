@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from psycopg import sql
 from psycopg.rows import class_row, dict_row
 from psycopg.types.json import Jsonb
 
@@ -29,6 +30,7 @@ class ReviewCase:
     revision: int
     capture_id: str
     listing_id: str
+    source_id: str
     opened_by: str
 
 
@@ -46,8 +48,8 @@ def open_case(
 ) -> None:
     conn.execute(
         """INSERT INTO resolver.review_case (tenant_id, catalog_id, case_id, kind, status, revision, capture_id,
-               listing_id, candidates, evidence, opened_by, created_at, updated_at)
-           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+               listing_id, source_id, candidates, evidence, opened_by, created_at, updated_at)
+           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
         (
             tenant_id,
             case.catalog_id,
@@ -57,6 +59,7 @@ def open_case(
             case.revision,
             case.capture_id,
             case.listing_id,
+            case.source_id,
             Jsonb([{"item_id": c.item_id, "score": c.score, "reason": c.reason} for c in candidates]),
             Jsonb(dict(evidence)),
             case.opened_by,
@@ -83,7 +86,8 @@ def take_case_revision(conn: Connection, tenant_id: str, case_id: str, expected_
         case = cur.execute(
             """UPDATE resolver.review_case SET revision = revision + 1
                WHERE tenant_id = %s AND case_id = %s AND revision = %s
-               RETURNING case_id, catalog_id, kind, status, revision, capture_id, listing_id, opened_by""",
+               RETURNING case_id, catalog_id, kind, status, revision, capture_id, listing_id, source_id,
+                         opened_by""",
             (tenant_id, case_id, expected_revision),
         ).fetchone()
     if case is not None:
@@ -104,3 +108,115 @@ def set_case_status(conn: Connection, tenant_id: str, case_id: str, status: str,
         "UPDATE resolver.review_case SET status = %s, updated_at = %s WHERE tenant_id = %s AND case_id = %s",
         (status, now, tenant_id, case_id),
     )
+
+
+# -- The review queue's reads (if_review_read). --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CaseFilters:
+    """Exact matches; None matches every value."""
+
+    status: str | None = None
+    kind: str | None = None
+    source_id: str | None = None
+
+    def where(self, tenant_id: str) -> tuple[sql.Composable, list[object]]:
+        conditions: list[sql.Composable] = [sql.SQL("tenant_id = %s")]
+        params: list[object] = [tenant_id]
+        for column, value in (("status", self.status), ("kind", self.kind), ("source_id", self.source_id)):
+            if value is not None:
+                conditions.append(sql.SQL("{} = %s").format(sql.Identifier(column)))
+                params.append(value)
+        return sql.SQL(" AND ").join(conditions), params
+
+
+@dataclass(frozen=True, slots=True)
+class QueueKey:
+    """The queue's order, oldest case first: a stable key, so paging never skips or repeats a case."""
+
+    created_at: datetime
+    case_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class CaseSummary:
+    case_id: str
+    catalog_id: str
+    kind: str
+    status: str
+    revision: int
+    source_id: str
+    capture_id: str
+    listing_id: str
+    title: str | None
+    candidates: int
+    top_score: float | None
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def key(self) -> QueueKey:
+        return QueueKey(self.created_at, self.case_id)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRow:
+    """A case as a reviewer reads it: what the rule wrote when it opened it, and its current state."""
+
+    case_id: str
+    catalog_id: str
+    kind: str
+    status: str
+    revision: int
+    source_id: str
+    capture_id: str
+    listing_id: str
+    candidates: list[dict[str, Any]]
+    evidence: dict[str, Any]
+    opened_by: str
+    created_at: datetime
+    updated_at: datetime
+
+
+_QUEUE_PAGE = sql.SQL(
+    """SELECT case_id, catalog_id, kind, status, revision, source_id, capture_id, listing_id,
+              (SELECT a ->> 'value' FROM jsonb_array_elements(evidence -> 'attributes') a
+               WHERE a ->> 'key' = 'core:title' LIMIT 1) AS title,
+              jsonb_array_length(candidates) AS candidates,
+              (SELECT max((c ->> 'score')::float8) FROM jsonb_array_elements(candidates) c) AS top_score,
+              created_at, updated_at
+       FROM resolver.review_case WHERE {} ORDER BY created_at, case_id LIMIT %s"""
+)
+
+
+def queue_page(
+    conn: Connection, tenant_id: str, filters: CaseFilters, after: QueueKey | None, limit: int
+) -> list[CaseSummary]:
+    where, params = filters.where(tenant_id)
+    if after is not None:
+        where = sql.SQL("{} AND (created_at, case_id) > (%s, %s)").format(where)
+        params += [after.created_at, after.case_id]
+    with conn.cursor(row_factory=class_row(CaseSummary)) as cur:
+        return cur.execute(_QUEUE_PAGE.format(where), [*params, limit]).fetchall()
+
+
+def queue_counts(conn: Connection, tenant_id: str, filters: CaseFilters) -> list[tuple[str, str, int]]:
+    """(status, kind, cases) over the filtered set."""
+    where, params = filters.where(tenant_id)
+    query = sql.SQL(
+        "SELECT status, kind, count(*) AS n FROM resolver.review_case WHERE {} GROUP BY status, kind"
+    ).format(where)
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(query, params).fetchall()
+    return [(str(row["status"]), str(row["kind"]), int(row["n"])) for row in rows]
+
+
+def case_row(conn: Connection, tenant_id: str, case_id: str) -> CaseRow | None:
+    with conn.cursor(row_factory=class_row(CaseRow)) as cur:
+        return cur.execute(
+            """SELECT case_id, catalog_id, kind, status, revision, source_id, capture_id, listing_id, candidates,
+                      evidence, opened_by, created_at, updated_at
+               FROM resolver.review_case WHERE tenant_id = %s AND case_id = %s""",
+            (tenant_id, case_id),
+        ).fetchone()

@@ -383,3 +383,24 @@ def mapped_listings(
             )
         }
     return [(listings[m.listing_id], m) for m in mappings]
+
+
+@dataclass(frozen=True, slots=True)
+class ItemCard:
+    """What a reviewer needs to recognise a candidate item."""
+
+    item_id: str
+    status: str
+    title: str | None
+    brand: str
+    identifiers: dict[str, Any]
+
+
+def item_cards(conn: Connection, tenant_id: str, item_ids: list[str]) -> dict[str, ItemCard]:
+    with conn.cursor(row_factory=class_row(ItemCard)) as cur:
+        rows = cur.execute(
+            """SELECT item_id, status, title, brand, identifiers FROM resolver.catalog_item
+               WHERE tenant_id = %s AND item_id = ANY(%s)""",
+            (tenant_id, item_ids),
+        ).fetchall()
+    return {row.item_id: row for row in rows}

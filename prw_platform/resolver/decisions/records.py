@@ -142,3 +142,13 @@ def get_decision(conn: Connection, tenant_id: str, decision_id: str) -> Decision
         "SELECT * FROM resolver.decision WHERE tenant_id = %s AND decision_id = %s", (tenant_id, decision_id)
     ).fetchone()
     return _record(row) if row else None
+
+
+def case_decisions(conn: Connection, tenant_id: str, case_id: str) -> list[DecisionRecord]:
+    """A review case's history: the decision that opened it and every decision on it, oldest first."""
+    rows = conn.execute(
+        """SELECT * FROM resolver.decision WHERE tenant_id = %s AND case_id = %s
+           ORDER BY created_at, decision_id""",
+        (tenant_id, case_id),
+    ).fetchall()
+    return [_record(row) for row in rows]

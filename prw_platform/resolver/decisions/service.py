@@ -327,6 +327,7 @@ def _plan(
             revision=1,
             capture_id=cmd.listing.capture_id,
             listing_id=plan.listing.listing_id,
+            source_id=plan.listing.source_id,
             opened_by=decision_id,
         )
         plan.previous_mapping = facts.get_mapping(conn, tenant, plan.listing.listing_id)

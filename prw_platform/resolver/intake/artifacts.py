@@ -7,7 +7,7 @@ An upload is mutable (pending -> stored); a stored artifact is immutable (INV-05
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -49,13 +49,26 @@ def new_artifact_id() -> str:
 
 
 def find_artifacts(conn: Connection, tenant_id: str, digests: Sequence[str]) -> dict[str, StoredArtifact]:
-    with conn.cursor(row_factory=class_row(StoredArtifact)) as cur:
-        rows = cur.execute(
-            """SELECT artifact_id, sha256, size_bytes AS size, media_type, ref FROM resolver.artifact
-               WHERE tenant_id = %s AND sha256 = ANY(%s)""",
-            (tenant_id, list(digests)),
-        ).fetchall()
-    return {artifact.sha256: artifact for artifact in rows}
+    return send_find_artifacts(conn, tenant_id, digests)()
+
+
+def send_find_artifacts(
+    conn: Connection, tenant_id: str, digests: Sequence[str]
+) -> Callable[[], dict[str, StoredArtifact]]:
+    """``find_artifacts`` in two steps: the query is sent now and its rows read when the returned function is
+    called (in pipeline mode, together with every statement sent in between)."""
+    cur = conn.cursor(row_factory=class_row(StoredArtifact))
+    cur.execute(
+        """SELECT artifact_id, sha256, size_bytes AS size, media_type, ref FROM resolver.artifact
+           WHERE tenant_id = %s AND sha256 = ANY(%s)""",
+        (tenant_id, list(digests)),
+    )
+
+    def rows() -> dict[str, StoredArtifact]:
+        with cur:
+            return {artifact.sha256: artifact for artifact in cur.fetchall()}
+
+    return rows
 
 
 def artifacts_by_id(

@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-import psycopg
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
@@ -130,9 +128,10 @@ def load_capture(conn: Connection, tenant_id: str, capture_id: str) -> CaptureRe
     return replace(row, artifacts=tuple(stored[a] for a in ordered))
 
 
-#: ``check_credential(conn, principal)``: the token's client is still valid (auth's per-request revocation
-#: check), run inside the capture's transaction; raises INVALID_TOKEN or CREDENTIAL_REVOKED.
-CredentialCheck = Callable[[Connection, CollectorPrincipal], None]
+#: ``send_check(conn, principal)``: sends the query of auth's per-request revocation check (the token's client is
+#: still valid) inside the capture's transaction and returns the function that judges its row, raising
+#: INVALID_TOKEN or CREDENTIAL_REVOKED (``CollectorAuthService.send_credential_check``).
+SendCredentialCheck = Callable[[Connection, CollectorPrincipal], Callable[[], None]]
 
 
 def submit_capture(
@@ -140,13 +139,14 @@ def submit_capture(
     principal: CollectorPrincipal,
     idempotency_key: str | None,
     submission: CaptureSubmission,
-    check_credential: CredentialCheck | None = None,
+    send_check: SendCredentialCheck | None = None,
 ) -> SubmittedCapture:
     """One capture (if_capture_submit, AW-02) in one resolver transaction: the credential check (when
-    ``check_credential`` is given: the principal's token was verified but its client not yet checked), the
-    stored artifacts, the Idempotency-Key, then capture + artifacts + receipt + job row and, on the PostgreSQL
-    queue, the job's message. The writes go to the server as one pipeline. A queue outside the database gets
-    the job after the commit (``enqueue_after_commit``; the sweeper re-sends a job left pending)."""
+    ``send_check`` is given: the principal's token was verified but its client not yet checked), the stored
+    artifacts, the Idempotency-Key, then capture + artifacts + receipt + job row and, on the PostgreSQL queue,
+    the job's message. The transaction runs in pipeline mode: BEGIN, the tenant and every read travel in one
+    round trip, every write with the COMMIT in another. A queue outside the database gets the job after the
+    commit (``enqueue_after_commit``; the sweeper re-sends a job left pending)."""
     try:
         principal.require_scope(CAPTURES_WRITE)
         key = check_idempotency_key(idempotency_key)
@@ -157,8 +157,8 @@ def submit_capture(
     except Exception:
         # A revoked credential answers CREDENTIAL_REVOKED before anything about the request, as when the edge
         # checked it first; this costs a transaction only on a refused request.
-        if check_credential is not None:
-            ctx.db.run(lambda conn: check_credential(conn, principal), tenant_id=principal.tenant_id)
+        if send_check is not None:
+            ctx.db.run(lambda conn: send_check(conn, principal)(), tenant_id=principal.tenant_id)
         raise
     body = attributed_capture(
         submission, digests, worker_id=principal.worker_id, instance_id=principal.instance_id
@@ -173,45 +173,53 @@ def submit_capture(
     in_transaction = ctx.enqueuer if isinstance(ctx.enqueuer, TransactionalJobEnqueuer) else None
 
     def work(conn: Connection) -> SubmittedCapture | _Unstored:
-        if check_credential is not None:
-            check_credential(conn, principal)
-        stored = artifacts.find_artifacts(conn, principal.tenant_id, digests)
-        missing = tuple(d for d in digests if d not in stored)
-        if missing:
-            return _Unstored(missing)
+        # The reads go to the server together with BEGIN and the tenant setting (one round trip: the
+        # transaction runs in pipeline mode), then are judged in order: the credential first.
+        credential_checked = send_check(conn, principal) if send_check is not None else None
+        found = artifacts.send_find_artifacts(conn, principal.tenant_id, digests)
         conn.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
             (f"intake:idempotency:{principal.tenant_id}:{key}",),
         )
-        existing = _replay_or_generation(conn, principal.tenant_id, key, request_sha256, now, window)
+        latest = receipts.send_receipt_by_key(conn, principal.tenant_id, key)
+        if credential_checked is not None:
+            credential_checked()
+        stored = found()
+        missing = tuple(d for d in digests if d not in stored)
+        if missing:
+            return _Unstored(missing)
+        existing = _replay_or_generation(latest(), request_sha256, now, window)
         if isinstance(existing, SubmittedCapture):
             return existing
         job = _job(principal, submission, capture_id, receipt, stored, digests, now, history_epoch)
-        # One round trip for every write (psycopg pipeline mode): their errors surface when it ends.
-        with _pipeline(conn):
-            _insert_capture(conn, principal, submission, capture_id, body, now)
-            with conn.cursor() as cur:
-                cur.executemany(
-                    """INSERT INTO resolver.capture_artifact (tenant_id, capture_id, artifact_id, ordinal)
-                       VALUES (%s, %s, %s, %s)""",
-                    [
-                        (principal.tenant_id, capture_id, stored[digest].artifact_id, ordinal)
-                        for ordinal, digest in enumerate(digests)
-                    ],
-                )
-            receipts.insert_receipt(conn, principal.tenant_id, receipt, key, request_sha256, existing)
-            message = job.to_message()
-            sent = in_transaction is not None and in_transaction.enqueue_in(conn, job, message)
-            insert_job(conn, job, sent_at=now if sent else None, message=message)
+        # The writes travel with the COMMIT (the transaction is in pipeline mode): their errors surface there.
+        _insert_capture(conn, principal, submission, capture_id, body, now)
+        with conn.cursor() as cur:
+            cur.executemany(
+                """INSERT INTO resolver.capture_artifact (tenant_id, capture_id, artifact_id, ordinal)
+                   VALUES (%s, %s, %s, %s)""",
+                [
+                    (principal.tenant_id, capture_id, stored[digest].artifact_id, ordinal)
+                    for ordinal, digest in enumerate(digests)
+                ],
+            )
+        receipts.insert_receipt(conn, principal.tenant_id, receipt, key, request_sha256, existing)
+        message = job.to_message()
+        sent = in_transaction is not None and in_transaction.enqueue_in(conn, job, message)
+        insert_job(conn, job, sent_at=now if sent else None, message=message)
         return SubmittedCapture(receipt, replayed=False, enqueued=True if sent else None, job=job)
 
     def committed(conn: Connection) -> SubmittedCapture | _Unstored | None:
         # if_db: after an ambiguous COMMIT, the Idempotency-Key tells whether it committed (a committed receipt
         # was received at ``now``, inside the window).
-        found = _replay_or_generation(conn, principal.tenant_id, key, request_sha256, now, window)
+        latest = receipts.receipt_by_key(conn, principal.tenant_id, key)
+        found = _replay_or_generation(latest, request_sha256, now, window)
         return found if isinstance(found, SubmittedCapture) else None
 
-    outcome = ctx.db.run(work, tenant_id=principal.tenant_id, verify_commit=committed)
+    def run() -> SubmittedCapture | _Unstored:
+        return ctx.db.run(work, tenant_id=principal.tenant_id, verify_commit=committed, pipeline=True)
+
+    outcome = run()
     if isinstance(outcome, _Unstored):
         # if_artifact_upload: "An artifact can be referenced by a capture only after it reaches status stored";
         # a presigned upload whose bytes are in the store is adopted here, then the capture is tried again.
@@ -219,7 +227,7 @@ def submit_capture(
         still_missing = [d for d in outcome.missing if d not in adopted]
         if still_missing:
             raise ArtifactNotStored(f"not uploaded and verified: {', '.join(still_missing)}")
-        outcome = ctx.db.run(work, tenant_id=principal.tenant_id, verify_commit=committed)
+        outcome = run()
         if isinstance(outcome, _Unstored):
             raise ArtifactNotStored(f"not uploaded and verified: {', '.join(outcome.missing)}")
     if outcome.replayed or outcome.enqueued or outcome.job is None:
@@ -234,10 +242,6 @@ class _Unstored:
     """Digests of the capture with no stored artifact yet (the transaction then writes nothing)."""
 
     missing: tuple[str, ...]
-
-
-def _pipeline(conn: Connection) -> AbstractContextManager[object]:
-    return conn.pipeline() if psycopg.Pipeline.is_supported() else nullcontext()
 
 
 def _job(
@@ -276,11 +280,10 @@ def _job(
 
 
 def _replay_or_generation(
-    conn: Connection, tenant_id: str, key: str, request_sha256: str, now: datetime, window: timedelta
+    existing: receipts.KeyedReceipt | None, request_sha256: str, now: datetime, window: timedelta
 ) -> SubmittedCapture | int:
-    """The replay of the key's latest receipt within the window (or 409), else the key generation a new receipt
-    takes: 1 for a key never used, the latest + 1 for a key whose window expired."""
-    existing = receipts.receipt_by_key(conn, tenant_id, key)
+    """The replay of the key's latest receipt (``existing``) within the window (or 409), else the key generation
+    a new receipt takes: 1 for a key never used, the latest + 1 for a key whose window expired."""
     if existing is None:
         return 1
     if existing.receipt.received_at <= now - window:

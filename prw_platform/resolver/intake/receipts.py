@@ -20,6 +20,7 @@ receipt stays readable by its id.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, Literal
@@ -169,14 +170,28 @@ def insert_receipt(
 
 def receipt_by_key(conn: Connection, tenant_id: str, idempotency_key: str) -> KeyedReceipt | None:
     """The latest use of the key (its highest generation), or None if the tenant never used it."""
-    with conn.cursor(row_factory=class_row(_StoredReceipt)) as cur:
-        row = cur.execute(
-            f"""SELECT {_COLUMNS} FROM resolver.receipt
-                WHERE tenant_id = %s AND idempotency_key = %s
-                ORDER BY key_generation DESC LIMIT 1""",  # noqa: S608 (constant columns)
-            (tenant_id, idempotency_key),
-        ).fetchone()
-    return KeyedReceipt(row.receipt(), row.request_sha256, row.key_generation) if row else None
+    return send_receipt_by_key(conn, tenant_id, idempotency_key)()
+
+
+def send_receipt_by_key(
+    conn: Connection, tenant_id: str, idempotency_key: str
+) -> Callable[[], KeyedReceipt | None]:
+    """``receipt_by_key`` in two steps: the query is sent now and its row read when the returned function is
+    called (in pipeline mode, together with every statement sent in between)."""
+    cur = conn.cursor(row_factory=class_row(_StoredReceipt))
+    cur.execute(
+        f"""SELECT {_COLUMNS} FROM resolver.receipt
+            WHERE tenant_id = %s AND idempotency_key = %s
+            ORDER BY key_generation DESC LIMIT 1""",  # noqa: S608 (constant columns)
+        (tenant_id, idempotency_key),
+    )
+
+    def latest() -> KeyedReceipt | None:
+        with cur:
+            row = cur.fetchone()
+        return KeyedReceipt(row.receipt(), row.request_sha256, row.key_generation) if row else None
+
+    return latest
 
 
 def record_decision(

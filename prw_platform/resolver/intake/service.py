@@ -58,12 +58,12 @@ class IntakeService:
         principal: CollectorPrincipal,
         idempotency_key: str | None,
         submission: CaptureSubmission,
-        check_credential: captures.CredentialCheck | None = None,
+        send_check: captures.SendCredentialCheck | None = None,
     ) -> captures.SubmittedCapture:
-        """if_capture_submit. ``check_credential`` (``CollectorAuthService.check_credential``) runs the
+        """if_capture_submit. ``send_check`` (``CollectorAuthService.send_credential_check``) runs the
         revocation check of a principal from ``CollectorAuthService.verify_token`` inside the capture's own
         transaction; without it the principal must come from ``authenticate``."""
-        return captures.submit_capture(self.context, principal, idempotency_key, submission, check_credential)
+        return captures.submit_capture(self.context, principal, idempotency_key, submission, send_check)
 
     def get_receipt(self, principal: CollectorPrincipal, receipt_id: str) -> Receipt:
         return receipts.get_receipt(self.context, principal, receipt_id)

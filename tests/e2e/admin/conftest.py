@@ -76,7 +76,9 @@ def admin_settings(databases: TestDatabases, dev_idp: BackgroundServer, tmp_path
     return Settings(
         database_url=databases.main,
         control_database_url=databases.control,
-        data_dir=tmp_path / "prw",
+        # The object store under tmp_path/objects is the one the ``store`` fixture gives intake and resolution:
+        # the admin origin reads the evidence they stored.
+        data_dir=tmp_path,
         operator_oidc=OperatorOidcSettings(issuer=dev_idp.url),
     )
 

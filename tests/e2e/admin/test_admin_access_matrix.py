@@ -41,6 +41,10 @@ ROUTES: dict[tuple[str, str], str | None] = {
     ("put", "/v1/session/tenant"): None,
     ("post", "/auth/logout"): None,
     ("post", "/v1/decisions"): "reviewer",
+    # if_review_read: role viewer or higher. (GET /v1/evidence/{token} takes no session: its signed link is the
+    # authorization, tested in test_review_read_http.py.)
+    ("get", "/v1/review"): "viewer",
+    ("get", "/v1/review/{case_id}"): "viewer",
     ("post", "/v1/releases"): "operator_admin",
     ("put", "/v1/catalogs/{catalog_id}/release-policy"): "operator_admin",
     ("get", "/v1/decisions/{decision_id}"): "viewer",
@@ -49,20 +53,17 @@ ROUTES: dict[tuple[str, str], str | None] = {
     ("get", "/v1/improvements"): "viewer",
     ("post", "/v1/resolve"): "operator_admin",
 }
-#: What a caller with the role gets; default 201 (a new decision). The catalog releases automatically, so a
-#: release that passed authorization finds nothing left to release.
+#: What a caller with the role gets when it is not the default (201 for a POST, 200 otherwise). The catalog
+#: releases automatically, so a release that passed authorization finds nothing left to release.
 ALLOWED: dict[tuple[str, str], tuple[int, str | None]] = {
     ("post", "/v1/releases"): (409, "NOTHING_TO_RELEASE"),
-    ("put", "/v1/catalogs/{catalog_id}/release-policy"): (200, None),
-    ("get", "/v1/decisions/{decision_id}"): (200, None),
-    ("get", "/v1/workers"): (200, None),
-    ("get", "/v1/receipts/{receipt_id}"): (200, None),
-    ("get", "/v1/improvements"): (200, None),
     ("post", "/v1/resolve"): (200, None),
 }
 #: What a reviewer of another tenant gets in its own tenant when its role suffices: the case's tenant's rows are
-#: not there (INV-06); default 404 NOT_FOUND. A receipt names its tenant (if_receipt_get).
+#: not there (INV-06), default 404 NOT_FOUND; a list of its tenant is empty; a receipt names its tenant
+#: (if_receipt_get).
 OWN_TENANT: dict[tuple[str, str], tuple[int, str | None]] = {
+    ("get", "/v1/review"): (200, None),
     ("get", "/v1/workers"): (200, None),
     ("get", "/v1/improvements"): (200, None),
     ("get", "/v1/receipts/{receipt_id}"): (403, "TENANT_SCOPE_DENIED"),
@@ -96,8 +97,8 @@ def _expected(who: str, route: tuple[str, str]) -> tuple[int, str | None]:
     if _RANK[role] < _RANK[needed]:
         return 403, "FORBIDDEN"
     if who == "other_tenant_reviewer":
-        return OWN_TENANT.get(route, (404, "NOT_FOUND"))  # its own tenant has no such case
-    return ALLOWED.get(route, (201, None))
+        return OWN_TENANT.get(route, (404, "NOT_FOUND"))
+    return ALLOWED.get(route, (201, None) if route[0] == "post" else (200, None))
 
 
 def test_role_x_tenant_over_every_operator_route(
@@ -129,6 +130,7 @@ def _call(
     tenant: str | None,
 ) -> httpx.Response:
     body: dict[str, Any] = {}
+    method, path = route
     if route == ("post", "/v1/decisions"):
         case = cases.open()
         body = {
@@ -146,7 +148,7 @@ def _call(
         body = {"release_policy": "automatic", "rationale": "keep publishing every decision"}
     elif route == ("post", "/v1/resolve"):
         body = {"capture_id": cases.open()["capture_id"], "adapter": "auto", "dry_run": True}
-    path = _concrete(cases, route[1])
+    path = _concrete(cases, path)
     headers: dict[str, str] = {}
     if subject is None:
         http = httpx.Client(base_url=admin.url)
@@ -156,7 +158,6 @@ def _call(
         headers["X-CSRF-Token"] = operator.csrf
     if tenant is not None:
         headers["X-PRW-Tenant"] = tenant
-    method = route[0]
     try:
         return http.request(method.upper(), path, headers=headers, json=body if method != "get" else None)
     finally:
@@ -166,6 +167,8 @@ def _call(
 
 def _concrete(cases: Cases, path: str) -> str:
     """The route's path with ids of the case's tenant."""
+    if "{case_id}" in path:
+        return path.format(case_id=cases.open()["case_id"])
     if "{decision_id}" in path:
         return path.format(decision_id=cases.open()["opened_by"])
     if "{receipt_id}" in path:

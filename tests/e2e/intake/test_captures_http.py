@@ -168,6 +168,22 @@ def test_a_revoked_client_is_401_credential_revoked_and_persists_nothing(
     assert world.counts(owner_db) == before
 
 
+def test_a_revoked_client_with_a_malformed_body_is_still_401_credential_revoked(
+    world: World, collector: Collector, client: ProvisionedClient, resolver_db: Database, owner_db: Database
+) -> None:
+    # The credential answers before the body: with a valid client the same body is a 422.
+    malformed = {"schema_version": "capture/1", "source_id": SOURCE}
+    assert error_of(submit(collector, malformed, key="m1"))[:2] == (422, "VALIDATION_FAILED")
+    before = world.counts(owner_db)
+    revoke_client(resolver_db, world.tenant, client.client_id)
+
+    response = submit(collector, malformed, key="m2")
+
+    assert error_of(response) == (401, "CREDENTIAL_REVOKED", False)
+    assert response.headers["www-authenticate"].startswith("Bearer")
+    assert world.counts(owner_db) == before
+
+
 def test_without_captures_write_the_submit_is_403_missing_scope(
     world: World, http: httpx.Client, client: ProvisionedClient, collector: Collector, owner_db: Database
 ) -> None:

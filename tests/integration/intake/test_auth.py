@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from prw_platform.auth import (
     revoke_client,
 )
 from prw_platform.auth.scopes import ARTIFACTS_WRITE, CAPTURES_WRITE, COLLECTOR_SCOPES
+from prw_platform.auth.tokens import TokenBinding
 from prw_platform.db.database import Database
 from tests.integration.intake.helpers import (
     CATALOG,
@@ -169,6 +171,37 @@ def test_an_expired_token_is_invalid_token(
 
     with pytest.raises(InvalidToken, match="expired"):
         auth.authenticate(stale.access_token)
+
+
+def test_a_verified_token_is_remembered_only_until_it_expires(signing_key: SigningKey) -> None:
+    # TokenService remembers verified tokens (one signature check per token, not per request); expiry is
+    # still checked on every use. The token below expires within a second (exp is in whole seconds).
+    tokens = TokenService(
+        signing_key,
+        issuer="prw-intake",
+        audience="prw-intake",
+        ttl=timedelta(minutes=5),
+        leeway=timedelta(0),
+        clock=lambda: (
+            datetime.fromtimestamp(time.time() // 1, UTC) - timedelta(minutes=5) + timedelta(seconds=1)
+        ),
+    )
+    binding = TokenBinding(
+        client_id="cc_x",
+        tenant_id="ten_x",
+        catalog_id="cat_x",
+        worker_id="cw_x",
+        instance_id="ci_x",
+        sources=("src_x",),
+        scopes=(CAPTURES_WRITE,),
+    )
+    token = tokens.issue(binding).access_token
+    assert tokens.verify(token) == tokens.verify(token)  # the second one is the remembered verdict
+
+    time.sleep(max(0.0, tokens.verify(token).expires_at.timestamp() - time.time()) + 0.05)
+
+    with pytest.raises(InvalidToken, match="expired"):
+        tokens.verify(token)
 
 
 def test_a_token_signed_by_another_key_is_invalid_token(

@@ -12,7 +12,15 @@ from collections import Counter
 
 import pytest
 
-from prw_platform.queues import MAX_RECEIVES_EXCEEDED, Body, OutgoingMessage, Queue
+from prw_platform.queues import (
+    MAX_MESSAGES_PER_RECEIVE,
+    MAX_RECEIVES_EXCEEDED,
+    POSTGRES_RECEIVE_LIMIT,
+    Body,
+    OutgoingMessage,
+    PostgresQueue,
+    Queue,
+)
 from tests.integration.queues.delivery import DEADLINE_SECONDS, QueueBackend, drain, receive_one
 
 RESOLUTION_JOB = {
@@ -216,10 +224,25 @@ def test_receive_returns_at_most_max_messages(queue: Queue) -> None:
     assert sorted(m.message_id for m in first + rest) == sorted(ids)
 
 
-@pytest.mark.parametrize("max_messages", [0, 11])
-def test_receive_refuses_a_batch_size_outside_1_to_10(queue: Queue, max_messages: int) -> None:
-    with pytest.raises(ValueError, match="max_messages"):
-        queue.receive(max_messages)
+def test_receive_refuses_a_batch_size_outside_1_to_its_receive_limit(queue: Queue) -> None:
+    # 10 on SQS (ReceiveMessage's MaxNumberOfMessages), POSTGRES_RECEIVE_LIMIT on PostgreSQL.
+    assert queue.receive_limit == (
+        POSTGRES_RECEIVE_LIMIT if isinstance(queue, PostgresQueue) else MAX_MESSAGES_PER_RECEIVE
+    )
+    for outside in (0, queue.receive_limit + 1):
+        with pytest.raises(ValueError, match="max_messages"):
+            queue.receive(outside)
+
+
+def test_one_receive_takes_up_to_its_receive_limit(queue: Queue) -> None:
+    ids = queue.send_batch([OutgoingMessage({"n": n}) for n in range(queue.receive_limit + 5)])
+
+    got = queue.receive(queue.receive_limit, visibility_timeout=120, wait_seconds=1)
+
+    assert 1 <= len(got) <= queue.receive_limit
+    assert {m.message_id for m in got} <= set(ids)
+    if isinstance(queue, PostgresQueue):  # one statement claims them all; SQS may answer with fewer
+        assert len(got) == queue.receive_limit
 
 
 def test_queue_does_not_dedupe_the_same_message_id(queue: Queue) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Request, Response
+from starlette.concurrency import run_in_threadpool
 
 from prw_api.errors import ErrorBody
 from prw_api.intake.deps import AuthDep, IntakeDep, VerifiedTokenDep
@@ -28,7 +29,7 @@ router = APIRouter(tags=["captures"], route_class=PlatformRoute)
         **{status: {"model": ErrorBody} for status in (401, 403, 409, 422, 503)},
     },
 )
-def submit_capture(
+async def submit_capture(
     submission: CaptureSubmission,
     principal: VerifiedTokenDep,
     auth: AuthDep,
@@ -37,8 +38,12 @@ def submit_capture(
     response: Response,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> ReceiptBody:
-    # The credential's revocation check runs in the capture's transaction (one transaction per capture).
-    submitted = intake.submit_capture(principal, idempotency_key, submission, auth.check_credential)
+    # The credential's revocation check runs in the capture's transaction (one transaction per capture). The
+    # transaction blocks, so it runs in the thread pool; the rest (the response included) stays on the event
+    # loop: one thread hand-off per capture.
+    submitted = await run_in_threadpool(
+        intake.submit_capture, principal, idempotency_key, submission, auth.send_credential_check
+    )
     receipt_url = request.app.url_path_for("getReceipt", receipt_id=submitted.receipt.receipt_id)
     if submitted.replayed:
         response.status_code = 200

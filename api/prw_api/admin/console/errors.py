@@ -1,0 +1,60 @@
+"""How the console answers what the JSON API answers with an error body: no session is a redirect to the login
+(if_operator_session Retries: "On 401 SESSION_EXPIRED the UI re-runs login"), anything else a page saying what
+happened and what to do, with the seed's code and status."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import Request, Response
+from fastapi.responses import RedirectResponse
+
+from prw_api.admin.console.rendering import page
+from prw_api.routing import PlatformRoute
+from prw_platform.errors import AuthError, CaseNotFound, DecisionError, ReviewReadError, SessionExpired
+
+_ADVICE = {
+    "TENANT_SCOPE_DENIED": "Your session has no membership in this tenant. Choose one of your tenants.",
+    "FORBIDDEN": "Your role in this tenant does not allow this.",
+    "CSRF_REJECTED": "The form was stale or not sent by this console. Reload the page and try again.",
+    "NOT_FOUND": "There is no such case in your active tenant.",
+    "INVALID_CURSOR": "That page link is not one this console issued. Start again from the queue.",
+}
+
+
+def login_redirect(request: Request) -> RedirectResponse:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    if request.method != "GET":
+        target = "/console/review"  # a form post is never replayed after a login
+    return RedirectResponse(f"/auth/login?{urlencode({'return_to': target})}", status_code=303)
+
+
+def error_page(request: Request, status: int, code: str, message: str) -> Response:
+    context = {"status": status, "code": code, "message": message, "advice": _ADVICE.get(code)}
+    return page(request, "error.html", context, status_code=status)
+
+
+class ConsoleRoute(PlatformRoute):
+    """Console routes (the platform's request parsing, issue 6): a missing or expired session goes to the login,
+    a refusal is an error page."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def handle(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except SessionExpired:
+                return login_redirect(request)
+            except AuthError as error:
+                return error_page(request, error.status, error.code, str(error))
+            except CaseNotFound as error:
+                return error_page(request, 404, "NOT_FOUND", str(error))
+            except ReviewReadError as error:
+                return error_page(request, error.status, error.code, str(error))
+            except DecisionError as error:
+                return error_page(request, 409, error.code, str(error))
+
+        return handle

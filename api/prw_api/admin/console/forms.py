@@ -1,0 +1,66 @@
+"""The console's decision form, turned into the decision core's ``ReviewDecision`` (if_review_decision).
+
+One form per case page: the CSRF token, an Idempotency-Key made when the page was rendered (a double submit or
+a browser's re-post replays the first decision), the revision the reviewer saw (``expected_revision``), an
+optional rationale, and the button pressed: ``accept``, ``reject`` or ``map_to:<item_id>`` (the candidate's own
+button, or its number key). A blank rationale is recorded as what the reviewer did and on which evidence.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Final
+
+from prw_platform.errors import InvalidReviewDecision
+from prw_platform.services import Access, CaseView, ReviewAction, ReviewDecision
+
+_ITEM: Final = re.compile(r"^itm_[a-z0-9_]{1,120}$")
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionForm:
+    case_id: str
+    expected_revision: int
+    choice: str
+    rationale: str
+    idempotency_key: str
+
+    def to_decision(self, access: Access, view: CaseView) -> ReviewDecision:
+        action, map_to = self._action()
+        rationale = self.rationale.strip() or default_rationale(action, map_to, view)
+        return ReviewDecision(
+            case_id=self.case_id,
+            expected_revision=self.expected_revision,
+            action=action,
+            rationale=rationale,
+            actor=access.actor,
+            map_to=map_to,
+            idempotency_key=self.idempotency_key,
+        )
+
+    def _action(self) -> tuple[ReviewAction, str | None]:
+        if self.choice in ("accept", "reject"):
+            return ("accept" if self.choice == "accept" else "reject"), None
+        kind, _, item_id = self.choice.partition(":")
+        if kind == "map_to" and _ITEM.match(item_id):
+            return "map_to", item_id
+        raise InvalidReviewDecision(f"{self.choice!r} is not a decision of this form")
+
+
+def new_idempotency_key(case_id: str, revision: int) -> str:
+    return f"console:{case_id}:{revision}:{secrets.token_urlsafe(12)}"
+
+
+def default_rationale(action: ReviewAction, map_to: str | None, view: CaseView) -> str:
+    if action == "reject":
+        return f"Rejected in the review console: {view.reason or 'no candidate is this product'}"
+    target = map_to if action == "map_to" else (view.candidates[0].item_id if view.candidates else None)
+    chosen = next((c for c in view.candidates if c.item_id == target), None)
+    if chosen is None:
+        return f"Mapped to {target} in the review console"
+    return (
+        f"{'Accepted' if action == 'accept' else 'Mapped to'} candidate {chosen.rank} {chosen.item_id} "
+        f"(score {chosen.score:.2f}: {chosen.reason or 'ranked by the resolver'}) in the review console"
+    )
