@@ -128,8 +128,9 @@ def provision(platform: Platform, release_policy: ReleasePolicy = "automatic") -
 # --- (a) relay + apply throughput -----------------------------------------------------------------------------
 
 
-def create_command(n: int, observed_at: datetime) -> CreateItemAndMap:
-    """An automatic create-item decision, built like tests/integration/resolver/decision_builders.py builds one."""
+def create_command(n: int, observed_at: datetime, source: str = SOURCE) -> CreateItemAndMap:
+    """An automatic create-item decision, built like tests/integration/resolver/decision_builders.py builds one;
+    ``source`` is a source of the decision's catalog (``n`` unique in the tenant)."""
     return CreateItemAndMap(
         item=ItemFacts(
             profile="np_storage@2",
@@ -143,7 +144,7 @@ def create_command(n: int, observed_at: datetime) -> CreateItemAndMap:
             ),
         ),
         listing=ListingObservation(
-            source_id=SOURCE,
+            source_id=source,
             observed_at=observed_at,
             capture_id=f"cap_bench_{n:06d}",
             url=f"https://bench.example/p/{n}",
@@ -155,7 +156,7 @@ def create_command(n: int, observed_at: datetime) -> CreateItemAndMap:
         ),
         actor="rule:create_on_required_identifiers@1",
         rationale="no item has these identifiers; GTIN and brand + MPN present",
-        idempotency_key=f"job:{CATALOG}:cap_bench_{n:06d}:identity:1",
+        idempotency_key=f"job:{source}:cap_bench_{n:06d}:identity:1",
     )
 
 

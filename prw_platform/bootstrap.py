@@ -29,6 +29,7 @@ from prw_platform.db import roles
 from prw_platform.db.database import Database
 from prw_platform.db.locate import DatabaseUrls, locate_databases
 from prw_platform.db.migrate import MigrationStatus, migrate_all
+from prw_platform.operations import AdminReads
 from prw_platform.pipeline import default_stages
 from prw_platform.plugins import PluginRegistry, get_plugin_manager
 from prw_platform.plugins.query import QueryVocabulary
@@ -57,6 +58,7 @@ from prw_platform.resolver.intake.workers import CollectorService, WorkerPolicy
 from prw_platform.resolver.relay import Relay
 from prw_platform.resolver.resolution import ResolutionServices
 from prw_platform.resolver.resolution.batch import ResolutionConsumer
+from prw_platform.resolver.resolution.dry_run import DryRunService
 from prw_platform.resolver.review import EvidenceLinks, ReviewQueue
 from prw_platform.retry import RetryPolicy
 from prw_platform.runtime.stages import StageRegistry
@@ -386,6 +388,21 @@ class Platform:
             ),
             gap_alert_after=timedelta(seconds=self.settings.gap_alert_after_seconds),
         )
+
+    @cached_property
+    def admin_reads(self) -> AdminReads:
+        """if_admin_read for the active tenant: fleet, receipts, improvements, resolution dry runs (no writes)."""
+        dry_runs = DryRunService(
+            ResolutionServices(
+                resolver_db=self.resolver_api_db,
+                store=self.store,
+                registry=self.registry,
+                streams=self.streams,
+                clock=self.clock,
+                retry=self.retry,
+            )
+        )
+        return AdminReads(self.reports, self.resolver_api_db, dry_runs)
 
     @cached_property
     def stages(self) -> StageRegistry:

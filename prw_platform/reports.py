@@ -90,10 +90,10 @@ class OperatorReports:
         otherwise. Its status is how far resolution got: accepted never means applied."""
         return receipts.operator_receipt(self._db, receipt_id, tenant_id)
 
-    def collector_fleet(self) -> list[CollectorStatus]:
-        """Every registered collector instance with its lease state (active, silent, failing) at the platform
-        clock's now (if_collector_bootstrap, if_heartbeat)."""
-        rows = resolver.collector_fleet(self._db, self.fleet.failing_after)
+    def collector_fleet(self, tenant_id: str | None = None) -> list[CollectorStatus]:
+        """Every registered collector instance (of ``tenant_id``, if given) with its lease state (active, silent,
+        failing) at the platform clock's now (if_collector_bootstrap, if_heartbeat)."""
+        rows = resolver.collector_fleet(self._db, self.fleet.failing_after, tenant_id)
         return fleet_status(rows, self._clock(), self.fleet)
 
     # The product side.

@@ -21,6 +21,8 @@ from prw_platform.auth.operators import (
 )
 from prw_platform.auth.scopes import COLLECTOR_SCOPES, EXPORTS_READ, PRODUCT_SCOPES
 from prw_platform.auth.tokens import IssuedToken
+from prw_platform.operations import AdminReads
+from prw_platform.plugins import UnknownAdapterVersion
 from prw_platform.product.catalog import DEFAULT_CATALOG_ID, DEFAULT_TENANT_ID, PublicCatalog
 from prw_platform.product.consumer.driver import ProductApply
 from prw_platform.product.merchant_queries import (
@@ -56,15 +58,28 @@ from prw_platform.provisioning import CatalogProvisioning, CatalogSpec, Provisio
 from prw_platform.reports import OperatorReports
 from prw_platform.resolver.decisions import (
     REVIEW_ACTIONS,
+    AuthorizeRelease,
+    DecisionDetail,
+    DecisionEvent,
     DecisionResult,
     DecisionService,
     MerchantService,
     MerchantSpec,
+    ReleaseAuthorized,
+    ReleasePolicyChange,
     ReviewAction,
     ReviewDecision,
+    SetReleasePolicy,
     ShippingPolicySpec,
 )
 from prw_platform.resolver.exports import MAX_EXPORT_LIMIT, ExportPage, ExportService
+from prw_platform.resolver.improvements import (
+    IMPROVEMENT_STATUSES,
+    Improvement,
+    ImprovementPage,
+    InvalidPageCursor,
+)
+from prw_platform.resolver.improvements.store import ImprovementStatus
 from prw_platform.resolver.intake import (
     CaptureSubmission,
     Egress,
@@ -76,6 +91,7 @@ from prw_platform.resolver.intake import (
     TenantReceipt,
     UploadDeclaration,
 )
+from prw_platform.resolver.intake.fleet import CollectorStatus
 from prw_platform.resolver.intake.requests import Heartbeat, Registration, RunReport
 from prw_platform.resolver.intake.workers import (
     CollectorService,
@@ -87,6 +103,7 @@ from prw_platform.resolver.intake.workers import (
 )
 from prw_platform.resolver.relay import Relay
 from prw_platform.resolver.resolution.batch import ResolutionConsumer
+from prw_platform.resolver.resolution.dry_run import AUTO, DryRun, DryRunRequest
 from prw_platform.resolver.review import (
     Candidate,
     CaseSummary,
@@ -101,11 +118,13 @@ from prw_platform.resolver.review import (
 )
 
 __all__ = [
+    "AUTO",
     "COLLECTOR_SCOPES",
     "DEFAULT_CATALOG_ID",
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_TENANT_ID",
     "EXPORTS_READ",
+    "IMPROVEMENT_STATUSES",
     "MAX_BASKET_LINES",
     "MAX_EXPORT_LIMIT",
     "MAX_FACETS",
@@ -114,6 +133,8 @@ __all__ = [
     "REVIEW_ACTIONS",
     "ROLES",
     "Access",
+    "AdminReads",
+    "AuthorizeRelease",
     "BasketLine",
     "Candidate",
     "CaptureSubmission",
@@ -126,8 +147,13 @@ __all__ = [
     "CollectorClients",
     "CollectorPrincipal",
     "CollectorService",
+    "CollectorStatus",
+    "DecisionDetail",
+    "DecisionEvent",
     "DecisionResult",
     "DecisionService",
+    "DryRun",
+    "DryRunRequest",
     "Egress",
     "EvidenceLink",
     "EvidenceObject",
@@ -137,7 +163,11 @@ __all__ = [
     "Heartbeat",
     "HeartbeatAck",
     "HistoryEntry",
+    "Improvement",
+    "ImprovementPage",
+    "ImprovementStatus",
     "IntakeService",
+    "InvalidPageCursor",
     "IssuedToken",
     "ItemDetail",
     "ItemFilters",
@@ -167,6 +197,8 @@ __all__ = [
     "Registration",
     "Relay",
     "Release",
+    "ReleaseAuthorized",
+    "ReleasePolicyChange",
     "ResolutionConsumer",
     "ReviewAction",
     "ReviewCounts",
@@ -176,12 +208,14 @@ __all__ = [
     "ReviewQueue",
     "Role",
     "RunReport",
+    "SetReleasePolicy",
     "ShippingEvaluation",
     "ShippingPolicySpec",
     "SourceSpec",
     "SourceSummary",
     "TenantReceipt",
     "TokenBucketLimiter",
+    "UnknownAdapterVersion",
     "UploadDeclaration",
     "WorkerPolicy",
     "serialize_evaluation",

@@ -58,6 +58,7 @@ def admin_app(
         platform.operator_sessions,
         platform.decisions,
         OidcRelyingParty(settings.operator_oidc),
+        reads=platform.admin_reads,
         review=platform.review_queue,
         lifespan=lifespan,
     )

@@ -74,6 +74,11 @@ class PrwCommands(LazyGroup):
             "Capture receipts: show any receipt's status (stored, accepted, in_review, failed).",
         ),
         LazyCommand(
+            "release",
+            "prw_cli.commands.release:release",
+            "Release a catalog's accepted state now (a release authorization, recorded as a decision).",
+        ),
+        LazyCommand(
             "workers",
             "prw_cli.commands.workers:workers",
             "One row per registered collector instance: worker, sources, lease state (active/silent/failing), last"

@@ -106,13 +106,16 @@ def _provision_source(conn: Connection, spec: CatalogSpec, source: SourceSpec) -
 
 
 def set_release_policy(resolver: Database, tenant_id: str, catalog_id: str, policy: ReleasePolicy) -> None:
-    def work(conn: Connection) -> int:
-        return conn.execute(
-            "UPDATE resolver.catalog SET release_policy = %s WHERE tenant_id = %s AND catalog_id = %s",
-            (policy, tenant_id, catalog_id),
-        ).rowcount
+    """Provisioning's switch (no decision recorded); an operator's goes through ``DecisionService``."""
+    resolver.run(lambda conn: write_release_policy(conn, tenant_id, catalog_id, policy), tenant_id=tenant_id)
 
-    if resolver.run(work, tenant_id=tenant_id) != 1:
+
+def write_release_policy(conn: Connection, tenant_id: str, catalog_id: str, policy: ReleasePolicy) -> None:
+    updated = conn.execute(
+        "UPDATE resolver.catalog SET release_policy = %s WHERE tenant_id = %s AND catalog_id = %s",
+        (policy, tenant_id, catalog_id),
+    ).rowcount
+    if updated != 1:
         raise LookupError(f"no catalog {catalog_id} for tenant {tenant_id}")
 
 

@@ -125,3 +125,24 @@ def read_stream(
                LIMIT %s""",
             (tenant_id, catalog_id, history_epoch, after, through, limit),
         ).fetchall()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """An outbox row as an operator reads it (``GET /v1/decisions/{id}``): where it is and whether the relay
+    published it. Retention may have pruned it since (then it is absent)."""
+
+    event_id: str
+    position: int
+    body: dict[str, Any]
+    published_at: datetime | None
+
+
+def events_of_decision(conn: Connection, tenant_id: str, decision_id: str) -> list[StoredEvent]:
+    """The decision's events still in the outbox, in position order (INV-06: the caller's tenant only)."""
+    with conn.cursor(row_factory=class_row(StoredEvent)) as cur:
+        return cur.execute(
+            """SELECT event_id, position, body, published_at FROM resolver.outbox
+               WHERE tenant_id = %s AND decision_id = %s ORDER BY position""",
+            (tenant_id, decision_id),
+        ).fetchall()

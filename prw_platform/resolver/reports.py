@@ -306,8 +306,8 @@ class CollectorRow:
     last_run_error_code: str | None
 
 
-def collector_fleet(owner: Database, failing_after: int) -> list[CollectorRow]:
-    """Every registered instance of every tenant. ``failing_since`` is the receipt time of the heartbeat whose
+def collector_fleet(owner: Database, failing_after: int, tenant_id: str | None = None) -> list[CollectorRow]:
+    """Every registered instance of every tenant (or of ``tenant_id``). ``failing_since`` is the receipt time of the heartbeat whose
     count first went above ``failing_after`` in the current streak: a failed run adds exactly one, so the latest
     heartbeat with ``failing_after + 1`` is the one that crossed it."""
 
@@ -335,8 +335,9 @@ def collector_fleet(owner: Database, failing_after: int) -> list[CollectorRow]:
                            WHERE h.tenant_id = i.tenant_id AND h.instance_id = i.instance_id
                              AND h.run_outcome IS NOT NULL
                            ORDER BY h.received_at DESC, h.at DESC LIMIT 1) last ON true
+                    WHERE %s::text IS NULL OR i.tenant_id = %s
                     ORDER BY i.tenant_id, i.instance_id""",
-                (failing_after + 1,),
+                (failing_after + 1, tenant_id, tenant_id),
             ).fetchall()
 
     return owner.run(work, read_only=True)

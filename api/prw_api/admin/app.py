@@ -14,6 +14,8 @@ from prw_api.admin.oidc import IssuerUnavailable, LoginFailed, OidcRelyingParty
 from prw_api.admin.routes import auth
 from prw_api.admin.routes import decisions as decision_routes
 from prw_api.admin.routes import evidence as evidence_routes
+from prw_api.admin.routes import reads as read_routes
+from prw_api.admin.routes import releases as release_routes
 from prw_api.admin.routes import review as review_routes
 from prw_api.errors import ApiError, from_core_error, install_error_handlers, internal_error, render
 from prw_api.middleware import install_input_hardening
@@ -28,7 +30,7 @@ from prw_platform.errors import (
     ReviewReadError,
     StreamNotProvisioned,
 )
-from prw_platform.services import DecisionService, OperatorSessions, ReviewQueue
+from prw_platform.services import AdminReads, DecisionService, OperatorSessions, ReviewQueue
 
 #: The admin origin's code of a request the platform refuses before the route runs.
 VALIDATION_FAILED = "VALIDATION_FAILED"
@@ -36,6 +38,8 @@ VALIDATION_FAILED = "VALIDATION_FAILED"
 UNAVAILABLE = "UNAVAILABLE"
 
 _DECISION_STATUS = {
+    "NOT_FOUND": 404,
+    "NOTHING_TO_RELEASE": 409,
     "STALE_CASE_REVISION": 409,
     "INVARIANT_VIOLATION": 409,
     "IDEMPOTENCY_CONFLICT": 409,
@@ -53,11 +57,12 @@ def create_app(
     decisions: DecisionService,
     oidc: OidcRelyingParty,
     *,
+    reads: AdminReads,
     review: ReviewQueue,
     lifespan: Lifespan[FastAPI] | None = None,
 ) -> FastAPI:
-    """The services come from the composition root (``Platform.operator_sessions``, ``Platform.decisions``);
-    ``oidc`` is the relying party of ``settings.operator_oidc``'s issuer."""
+    """The services come from the composition root (``Platform.operator_sessions``, ``Platform.decisions``,
+    ``Platform.admin_reads``); ``oidc`` is the relying party of ``settings.operator_oidc``'s issuer."""
     app = FastAPI(
         title="PRW admin",
         summary="Operator login, review decisions (if_operator_session, if_review_decision, AW-01)",
@@ -68,12 +73,19 @@ def create_app(
     app.state.sessions = sessions
     app.state.decisions = decisions
     app.state.oidc = oidc
+    app.state.reads = reads
     app.state.review = review
     app.state.ready = lambda: sessions.ready()
     install_error_handlers(app, validation_code=VALIDATION_FAILED)
     install_input_hardening(app, settings, validation_code=VALIDATION_FAILED)
     _install_admin_errors(app)
-    for router in (health.router, auth.router, decision_routes.router):
+    for router in (
+        health.router,
+        auth.router,
+        decision_routes.router,
+        release_routes.router,
+        read_routes.router,
+    ):
         app.include_router(router)
     # if_review_read: the queue, a case and its signed evidence links.
     for router in (review_routes.router, evidence_routes.router):

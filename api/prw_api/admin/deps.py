@@ -16,6 +16,7 @@ from fastapi.security import OpenIdConnect
 from prw_api.admin.oidc import OidcRelyingParty
 from prw_platform.services import (
     Access,
+    AdminReads,
     DecisionService,
     OperatorSession,
     OperatorSessions,
@@ -102,3 +103,11 @@ ViewerDep = Annotated[Access, Depends(RoleAccess("viewer"))]
 ReviewerWriteDep = Annotated[Access, Depends(RoleAccess("reviewer", state_changing=True))]
 AdminDep = Annotated[Access, Depends(RoleAccess("operator_admin"))]
 AdminWriteDep = Annotated[Access, Depends(RoleAccess("operator_admin", state_changing=True))]
+
+
+def get_reads(request: Request) -> AdminReads:
+    reads: AdminReads = request.app.state.reads
+    return reads
+
+
+ReadsDep = Annotated[AdminReads, Depends(get_reads)]

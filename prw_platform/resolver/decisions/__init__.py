@@ -5,6 +5,12 @@ runs it inside a caller's transaction (the resolution consumer commits its inbox
 """
 
 from prw_platform.clock import Clock, utc_now
+from prw_platform.resolver.decisions.catalog_decisions import (
+    AuthorizeRelease,
+    ReleaseAuthorized,
+    ReleasePolicyChange,
+    SetReleasePolicy,
+)
 from prw_platform.resolver.decisions.commands import (
     Candidate,
     Command,
@@ -20,6 +26,7 @@ from prw_platform.resolver.decisions.commands import (
 )
 from prw_platform.resolver.decisions.errors import (
     CaseNotFound,
+    CatalogNotFound,
     DecisionError,
     HistoryEpochFenced,
     IdempotencyConflict,
@@ -28,6 +35,7 @@ from prw_platform.resolver.decisions.errors import (
     InvariantViolation,
     ItemExists,
     MerchantNotFound,
+    NothingToRelease,
     SourceNotInCatalog,
     StaleCaseRevision,
     StreamNotOpen,
@@ -35,6 +43,7 @@ from prw_platform.resolver.decisions.errors import (
 from prw_platform.resolver.decisions.identity import AmbiguousIdentity, ItemMatch, find_item_by_identifiers
 from prw_platform.resolver.decisions.merchant_service import MerchantService
 from prw_platform.resolver.decisions.merchants import MerchantSpec, ShippingPolicySpec
+from prw_platform.resolver.decisions.provenance import DecisionDetail, DecisionEvent
 from prw_platform.resolver.decisions.records import DecisionRecord, find_decision_by_key, get_decision
 from prw_platform.resolver.decisions.review import (
     REVIEW_ACTIONS,
@@ -52,13 +61,17 @@ from prw_platform.resolver.decisions.service import (
 __all__ = [
     "REVIEW_ACTIONS",
     "AmbiguousIdentity",
+    "AuthorizeRelease",
     "Candidate",
     "CaseNotFound",
+    "CatalogNotFound",
     "Clock",
     "Command",
     "CreateItemAndMap",
     "DecideCase",
+    "DecisionDetail",
     "DecisionError",
+    "DecisionEvent",
     "DecisionRecord",
     "DecisionResult",
     "DecisionService",
@@ -77,9 +90,13 @@ __all__ = [
     "MerchantNotFound",
     "MerchantService",
     "MerchantSpec",
+    "NothingToRelease",
     "OpenReviewCase",
+    "ReleaseAuthorized",
+    "ReleasePolicyChange",
     "ReviewAction",
     "ReviewDecision",
+    "SetReleasePolicy",
     "ShippingPolicySpec",
     "SourceNotInCatalog",
     "StaleCaseRevision",

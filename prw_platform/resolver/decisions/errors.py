@@ -90,3 +90,16 @@ class InvalidMerchantFact(DecisionError):
     3166-1 alpha-2 code, a negative rate): nothing is accepted."""
 
     code = "INVALID_MERCHANT_FACT"
+
+
+class CatalogNotFound(DecisionError):
+    """The active tenant has no such catalog (an operator release or policy switch): 404 NOT_FOUND."""
+
+    code = "NOT_FOUND"
+
+
+class NothingToRelease(DecisionError):
+    """``POST /v1/releases``: every accepted item and mapping of the catalog is already released. Nothing is
+    written (no decision, no position): 409 NOTHING_TO_RELEASE, do not retry until something is accepted."""
+
+    code = "NOTHING_TO_RELEASE"

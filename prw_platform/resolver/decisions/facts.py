@@ -351,6 +351,40 @@ def active_items_by_brand(
         ).fetchall()
 
 
+def active_items(conn: Connection, tenant_id: str, catalog_id: str) -> list[ItemState]:
+    """Every active item of the catalog at its current revision (an operator release, issue 8)."""
+    with conn.cursor(row_factory=class_row(ItemState)) as cur:
+        return cur.execute(
+            """SELECT item_id, catalog_id, revision, status, profile, title, brand, identifiers, attributes
+               FROM resolver.catalog_item WHERE tenant_id = %s AND catalog_id = %s AND status = 'active'
+               ORDER BY item_id""",
+            (tenant_id, catalog_id),
+        ).fetchall()
+
+
+def mapped_listings(
+    conn: Connection, tenant_id: str, catalog_id: str
+) -> list[tuple[ListingState, MappingState]]:
+    """Every listing of the catalog with its current mapping (INV-01: at most one), by listing id."""
+    with conn.cursor(row_factory=class_row(MappingState)) as cur:
+        mappings = cur.execute(
+            """SELECT listing_id, catalog_id, item_id, revision, decision_id FROM resolver.listing_mapping
+               WHERE tenant_id = %s AND catalog_id = %s ORDER BY listing_id""",
+            (tenant_id, catalog_id),
+        ).fetchall()
+    with conn.cursor(row_factory=class_row(ListingState)) as cur:
+        listings = {
+            listing.listing_id: listing
+            for listing in cur.execute(
+                """SELECT listing_id, catalog_id, source_id, natural_key, native_record_id, revision, url, title,
+                          price, currency, availability, observed_at, capture_id
+                   FROM resolver.listing WHERE tenant_id = %s AND listing_id = ANY(%s)""",
+                (tenant_id, [m.listing_id for m in mappings]),
+            )
+        }
+    return [(listings[m.listing_id], m) for m in mappings]
+
+
 @dataclass(frozen=True, slots=True)
 class ItemCard:
     """What a reviewer needs to recognise a candidate item."""

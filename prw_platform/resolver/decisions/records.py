@@ -8,12 +8,15 @@ import json
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from psycopg.types.json import Jsonb
 
 from prw_platform.db.database import Connection
-from prw_platform.resolver.decisions.commands import Command, DecisionResult, EventRef, StreamRef
+from prw_platform.resolver.decisions.commands import DecisionResult, EventRef, StreamRef
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +57,7 @@ def new_decision_id() -> str:
     return f"dec_{uuid.uuid4().hex[:24]}"
 
 
-def request_fingerprint(command: Command) -> str:
+def request_fingerprint(command: DataclassInstance) -> str:
     """The same idempotency key with a different command is a conflict, not a replay. Instants are compared in
     UTC, so a redelivered job that read the same timestamps in another session time zone still matches."""
     document = {"command": type(command).__name__, **dataclasses.asdict(command)}

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Connection, Database
@@ -27,7 +27,13 @@ from prw_platform.plugins.types import AttributeDefinition
 
 # catalogs owns resolver.catalog and resolver.source; imported as a module: it imports this package in turn.
 from prw_platform.resolver import catalogs
-from prw_platform.resolver.decisions import cases, facts, identity, invariants, releases
+from prw_platform.resolver.decisions import cases, catalog_decisions, facts, identity, invariants, releases
+from prw_platform.resolver.decisions.catalog_decisions import (
+    AuthorizeRelease,
+    ReleaseAuthorized,
+    ReleasePolicyChange,
+    SetReleasePolicy,
+)
 from prw_platform.resolver.decisions.commands import (
     Command,
     CreateItemAndMap,
@@ -47,6 +53,7 @@ from prw_platform.resolver.decisions.errors import (
 )
 from prw_platform.resolver.decisions.events import EventBatch
 from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
+from prw_platform.resolver.decisions.provenance import DecisionDetail, decision_detail
 from prw_platform.resolver.decisions.records import (
     DecisionRecord,
     find_decision_by_key,
@@ -104,9 +111,7 @@ class DecisionService:
         it commits, the capture's receipt moves from in_review to accepted in the same transaction."""
         case = read_case(self._db, tenant_id, request.case_id)
         cmd, definitions = to_command(request, case, self._definitions)
-        if cmd.idempotency_key is not None:
-            # Keys are the caller's: two operators may pick the same one.
-            cmd = replace(cmd, idempotency_key=f"{request.actor}:{cmd.idempotency_key}")
+        cmd = replace(cmd, idempotency_key=_actor_key(request.actor, cmd.idempotency_key))
         stream = self.streams(tenant_id, case.catalog_id)
 
         def work(conn: Connection) -> DecisionResult:
@@ -117,11 +122,64 @@ class DecisionService:
 
         return _run(self._db, cmd, stream, work)
 
+    def release(self, cmd: AuthorizeRelease, tenant_id: str) -> ReleaseAuthorized:
+        """Issue 8: authorize a release of the catalog's accepted state (AW-01 under the stream cursor lock)."""
+        cmd = replace(cmd, idempotency_key=_actor_key(cmd.actor, cmd.idempotency_key))
+        stream = self._catalog_stream(tenant_id, cmd.catalog_id)
+        return self._run_catalog_decision(
+            stream,
+            cmd.idempotency_key,
+            lambda conn: catalog_decisions.authorize_release(conn, cmd, stream, clock=self._clock),
+        )
+
+    def set_release_policy(self, cmd: SetReleasePolicy, tenant_id: str) -> ReleasePolicyChange:
+        """Issue 8: switch the catalog between manual and automatic release, recorded as a decision."""
+        cmd = replace(cmd, idempotency_key=_actor_key(cmd.actor, cmd.idempotency_key))
+        stream = self._catalog_stream(tenant_id, cmd.catalog_id)
+        return self._run_catalog_decision(
+            stream,
+            cmd.idempotency_key,
+            lambda conn: catalog_decisions.set_release_policy(conn, cmd, stream, clock=self._clock),
+        )
+
+    def decision(self, tenant_id: str, decision_id: str) -> DecisionDetail | None:
+        """if_admin_read: the decision of ``tenant_id`` with its facts, events and provenance; None if absent."""
+        return self._db.run(
+            lambda conn: decision_detail(conn, tenant_id, decision_id), tenant_id=tenant_id, read_only=True
+        )
+
+    def _catalog_stream(self, tenant_id: str, catalog_id: str) -> StreamRef:
+        """The catalog's stream; an unknown catalog is NOT_FOUND before the control plane is asked."""
+        self._db.run(
+            lambda conn: catalog_decisions.current_policy(conn, tenant_id, catalog_id),
+            tenant_id=tenant_id,
+            read_only=True,
+        )
+        return self.streams(tenant_id, catalog_id)
+
+    def _run_catalog_decision(
+        self, stream: StreamRef, key: str | None, work: Callable[[Connection], _Outcome]
+    ) -> _Outcome:
+        def committed(conn: Connection) -> _Outcome | None:
+            # if_db: after an ambiguous commit, the key tells whether the first attempt committed.
+            assert key is not None
+            return work(conn) if find_decision_by_key(conn, stream.tenant_id, key) else None
+
+        return self._db.run(work, tenant_id=stream.tenant_id, verify_commit=committed if key else None)
+
     def _definitions(self, pin: str) -> Definitions:
         try:
             return self._profiles(pin)
         except Exception as error:  # the registry's UNKNOWN_PROFILE_VERSION
             raise InvariantViolation("INV-02", f"profile {pin} is not installed: {error}") from error
+
+
+_Outcome = TypeVar("_Outcome", ReleaseAuthorized, ReleasePolicyChange)
+
+
+def _actor_key(actor: str, key: str | None) -> str | None:
+    """Keys are the caller's: two operators may pick the same one."""
+    return None if key is None else f"{actor}:{key}"
 
 
 @dataclass

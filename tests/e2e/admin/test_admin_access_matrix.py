@@ -9,9 +9,20 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+import pytest
 
 from prw_api.server import BackgroundServer
+from prw_platform.bootstrap import Platform
+from prw_platform.storage import ObjectStore
 from tests.e2e.admin.conftest import TENANT, Cases, Operator
+from tests.integration.resolution.pipeline import CATALOG
+
+
+@pytest.fixture
+def store(admin_platform: Platform) -> ObjectStore:
+    """The captures' bytes in the admin platform's store, which the dry run reads."""
+    return admin_platform.store
+
 
 ANONYMOUS = "anonymous"
 #: who -> (subject or None, X-PRW-Tenant header or None)
@@ -34,9 +45,29 @@ ROUTES: dict[tuple[str, str], str | None] = {
     # authorization, tested in test_review_read_http.py.)
     ("get", "/v1/review"): "viewer",
     ("get", "/v1/review/{case_id}"): "viewer",
+    ("post", "/v1/releases"): "operator_admin",
+    ("put", "/v1/catalogs/{catalog_id}/release-policy"): "operator_admin",
+    ("get", "/v1/decisions/{decision_id}"): "viewer",
+    ("get", "/v1/workers"): "viewer",
+    ("get", "/v1/receipts/{receipt_id}"): "viewer",
+    ("get", "/v1/improvements"): "viewer",
+    ("post", "/v1/resolve"): "operator_admin",
 }
-#: Routes that list the active tenant's rows: another tenant's member reads its own (empty) list.
-TENANT_LISTS = frozenset({("get", "/v1/review")})
+#: What a caller with the role gets when it is not the default (201 for a POST, 200 otherwise). The catalog
+#: releases automatically, so a release that passed authorization finds nothing left to release.
+ALLOWED: dict[tuple[str, str], tuple[int, str | None]] = {
+    ("post", "/v1/releases"): (409, "NOTHING_TO_RELEASE"),
+    ("post", "/v1/resolve"): (200, None),
+}
+#: What a reviewer of another tenant gets in its own tenant when its role suffices: the case's tenant's rows are
+#: not there (INV-06), default 404 NOT_FOUND; a list of its tenant is empty; a receipt names its tenant
+#: (if_receipt_get).
+OWN_TENANT: dict[tuple[str, str], tuple[int, str | None]] = {
+    ("get", "/v1/review"): (200, None),
+    ("get", "/v1/workers"): (200, None),
+    ("get", "/v1/improvements"): (200, None),
+    ("get", "/v1/receipts/{receipt_id}"): (403, "TENANT_SCOPE_DENIED"),
+}
 _RANK = {"viewer": 0, "reviewer": 1, "operator_admin": 2}
 
 
@@ -62,12 +93,12 @@ def _expected(who: str, route: tuple[str, str]) -> tuple[int, str | None]:
         return (204, None) if route[0] == "post" else (200, None)
     if who == "other_tenant_reviewer_naming_the_tenant":
         return 403, "TENANT_SCOPE_DENIED"
-    if who == "other_tenant_reviewer":
-        # Its own tenant has no such case (a list of that tenant is empty).
-        return (200, None) if route in TENANT_LISTS else (404, "NOT_FOUND")
-    if _RANK[who] < _RANK[needed]:
+    role = "reviewer" if who == "other_tenant_reviewer" else who
+    if _RANK[role] < _RANK[needed]:
         return 403, "FORBIDDEN"
-    return (201, None) if route[0] == "post" else (200, None)
+    if who == "other_tenant_reviewer":
+        return OWN_TENANT.get(route, (404, "NOT_FOUND"))
+    return ALLOWED.get(route, (201, None) if route[0] == "post" else (200, None))
 
 
 def test_role_x_tenant_over_every_operator_route(
@@ -100,8 +131,6 @@ def _call(
 ) -> httpx.Response:
     body: dict[str, Any] = {}
     method, path = route
-    if "{case_id}" in path:
-        path = path.replace("{case_id}", cases.open()["case_id"])
     if route == ("post", "/v1/decisions"):
         case = cases.open()
         body = {
@@ -112,6 +141,14 @@ def _call(
         }
     elif route == ("put", "/v1/session/tenant"):
         body = {"tenant_id": TENANT}
+    elif route == ("post", "/v1/releases"):
+        cases.item()
+        body = {"catalog_id": CATALOG}
+    elif route == ("put", "/v1/catalogs/{catalog_id}/release-policy"):
+        body = {"release_policy": "automatic", "rationale": "keep publishing every decision"}
+    elif route == ("post", "/v1/resolve"):
+        body = {"capture_id": cases.open()["capture_id"], "adapter": "auto", "dry_run": True}
+    path = _concrete(cases, path)
     headers: dict[str, str] = {}
     if subject is None:
         http = httpx.Client(base_url=admin.url)
@@ -126,3 +163,18 @@ def _call(
     finally:
         if subject is None:
             http.close()
+
+
+def _concrete(cases: Cases, path: str) -> str:
+    """The route's path with ids of the case's tenant."""
+    if "{case_id}" in path:
+        return path.format(case_id=cases.open()["case_id"])
+    if "{decision_id}" in path:
+        return path.format(decision_id=cases.open()["opened_by"])
+    if "{receipt_id}" in path:
+        capture_id = cases.open()["capture_id"]
+        receipt = cases.resolution.one(
+            "SELECT receipt_id FROM resolver.receipt WHERE capture_id = %s", capture_id
+        )
+        return path.format(receipt_id=receipt["receipt_id"])
+    return path.format(catalog_id=CATALOG)

@@ -110,3 +110,13 @@ def test_bench_apply_smoke_relays_and_applies_a_shuffled_stream_without_divergen
         rf"^relay \+ apply, end to end\s+[\d,]+\s+[\d,]+\s+{RATIO}$",
         r"^divergence from the serial state: 0 rows; contiguous position 2,000 of 2,000; parked 0$",
     )
+
+
+def test_bench_decisions_smoke_runs_one_and_eight_streams_beside_the_bare_writes(pg_admin_url: str) -> None:
+    output = run_bench("bench_decisions.py", "--database-url", pg_admin_url)
+    assert_lines(
+        output,
+        r"^\s+8 prw\s+\d+\s+[\d.]+\s+[\d,]+$",
+        rf"^ratio 1 stream\(s\) \(prw / bare decisions/s\): {RATIO} ",
+        rf"^ratio 8 stream\(s\) \(prw / bare decisions/s\): {RATIO} ",
+    )

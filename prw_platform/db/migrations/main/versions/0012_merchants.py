@@ -16,8 +16,7 @@ tenant-scoped with row-level security like 0001/0003/0004 (INV-06), readable by 
 from alembic import op
 
 revision = "0012_merchants"
-# TODO(merge): 0011 (the merge head another branch adds) is not in this branch yet; re-point at "0011".
-down_revision = ("0010", "0010_operator_sessions")
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 
@@ -71,6 +70,7 @@ CREATE TABLE resolver.shipping_policy (
 ALTER TABLE resolver.decision DROP CONSTRAINT decision_action_check;
 ALTER TABLE resolver.decision ADD CONSTRAINT decision_action_check CHECK (action IN (
     'create_item_and_map', 'map_listing', 'open_review_case', 'dismiss_case',
+    'authorize_release', 'set_release_policy',
     'provision_merchant', 'bind_source', 'accept_shipping_policy'));
 """
 
@@ -201,5 +201,6 @@ def downgrade() -> None:
     op.execute("ALTER TABLE resolver.decision DROP CONSTRAINT decision_action_check")
     op.execute(
         "ALTER TABLE resolver.decision ADD CONSTRAINT decision_action_check CHECK (action IN ("
-        "'create_item_and_map', 'map_listing', 'open_review_case', 'dismiss_case'))"
+        "'create_item_and_map', 'map_listing', 'open_review_case', 'dismiss_case',"
+        " 'authorize_release', 'set_release_policy'))"
     )

@@ -1,0 +1,261 @@
+"""An operator's decisions on a whole catalog (issue 8 item 4): release its accepted state now, and switch its
+release policy between manual and automatic. Both are AW-01 decisions: one READ COMMITTED transaction that locks
+the stream cursor first, inserts the immutable decision row (actor, rationale, prior decisions) and, for a
+release, the release authorization, the released-state rows and the ``release.authorized`` outbox event at the
+next position; all or nothing.
+
+A release authorizes everything accepted and not yet released: every active item at its current revision and
+every current listing mapping (with its listing revision) that the catalog does not publish yet. When there is
+nothing, ``NothingToRelease`` (409 NOTHING_TO_RELEASE) and nothing is written. An Idempotency-Key returns the
+first release (the decision row keeps its key and request fingerprint, as for reviewer decisions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from prw_platform.clock import Clock
+from prw_platform.db.database import Connection
+
+# catalogs owns resolver.catalog; imported as a module: it imports this package in turn.
+from prw_platform.resolver import catalogs
+from prw_platform.resolver.decisions import facts, releases
+from prw_platform.resolver.decisions.commands import EventRef, StreamRef
+from prw_platform.resolver.decisions.errors import CatalogNotFound, IdempotencyConflict, NothingToRelease
+from prw_platform.resolver.decisions.events import EventBatch
+from prw_platform.resolver.decisions.records import (
+    DecisionRecord,
+    find_decision_by_key,
+    insert_decision,
+    new_decision_id,
+    request_fingerprint,
+)
+from prw_platform.resolver.decisions.stream import append_events, lock_cursor
+
+if TYPE_CHECKING:
+    from prw_platform.resolver.catalogs import ReleasePolicy
+
+AUTHORIZE_RELEASE = "authorize_release"
+SET_RELEASE_POLICY = "set_release_policy"
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorizeRelease:
+    """Release the catalog's accepted state now (``POST /v1/releases``, ``prw release``)."""
+
+    catalog_id: str
+    actor: str
+    rationale: str
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SetReleasePolicy:
+    """Switch the catalog's release policy (``PUT /v1/catalogs/{id}/release-policy``)."""
+
+    catalog_id: str
+    policy: ReleasePolicy
+    actor: str
+    rationale: str
+    idempotency_key: str | None = None
+
+
+CatalogCommand = AuthorizeRelease | SetReleasePolicy
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseAuthorized:
+    decision_id: str
+    catalog_id: str
+    release_id: str
+    publication_revision: int
+    items: int
+    listings: int
+    #: The outbox events the release committed (one ``release.authorized``), in position order.
+    events: tuple[EventRef, ...]
+    created_at: datetime
+    replayed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ReleasePolicyChange:
+    catalog_id: str
+    previous: ReleasePolicy
+    policy: ReleasePolicy
+    #: The decision that recorded the switch; None when the catalog already had ``policy`` (nothing written).
+    decision_id: str | None
+    replayed: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.decision_id is not None
+
+
+def authorize_release(
+    conn: Connection, cmd: AuthorizeRelease, stream: StreamRef, *, clock: Clock
+) -> ReleaseAuthorized:
+    """AW-01 for a release, inside the caller's transaction (``app.tenant_id`` = the stream's tenant)."""
+    cursor = lock_cursor(conn, stream)
+    fingerprint = request_fingerprint(cmd)
+    replayed = _replayed(conn, stream, cmd, fingerprint)
+    if replayed is not None:
+        return _release_of(replayed, replayed=True)
+    tenant = stream.tenant_id
+    items, listings = releases.unreleased(
+        conn,
+        tenant,
+        facts.active_items(conn, tenant, stream.catalog_id),
+        [releases.ReleasedListing(listing, mapping) for listing, mapping in _public_mappings(conn, stream)],
+    )
+    if not items and not listings:
+        raise NothingToRelease(f"catalog {stream.catalog_id} has nothing accepted that is not released")
+    now = clock()
+    decision_id = new_decision_id()
+    release = releases.Release(
+        stream.catalog_id,
+        releases.next_publication_revision(conn, tenant, stream.catalog_id),
+        items,
+        listings,
+    )
+    batch = EventBatch(stream, cursor.committed_position, decision_id, now, (), None)
+    batch.release_authorized(release)
+    record = _record(
+        decision_id,
+        stream,
+        cmd,
+        fingerprint,
+        now,
+        action=AUTHORIZE_RELEASE,
+        # Provenance: the decisions whose mappings this release makes public.
+        prior=tuple(dict.fromkeys(entry.mapping.decision_id for entry in listings)),
+        details={
+            "release_id": release.release_id,
+            "publication_revision": release.publication_revision,
+            "items": len(items),
+            "listings": len(listings),
+        },
+        events=batch.refs(),
+    )
+    insert_decision(conn, record)
+    releases.record_release(conn, tenant, release, decision_id, cmd.actor, now)
+    append_events(conn, cursor, batch.events)
+    return _release_of(record, replayed=False)
+
+
+def set_release_policy(
+    conn: Connection, cmd: SetReleasePolicy, stream: StreamRef, *, clock: Clock
+) -> ReleasePolicyChange:
+    """The switch under the cursor lock, so every decision of the stream commits under one policy or the other.
+    It writes no event: the product service sees releases, not policies."""
+    lock_cursor(conn, stream)
+    fingerprint = request_fingerprint(cmd)
+    replayed = _replayed(conn, stream, cmd, fingerprint)
+    if replayed is not None:
+        return _policy_of(replayed, replayed=True)
+    previous = current_policy(conn, stream.tenant_id, stream.catalog_id)
+    if previous == cmd.policy:
+        return ReleasePolicyChange(stream.catalog_id, previous, cmd.policy, None)
+    record = _record(
+        new_decision_id(),
+        stream,
+        cmd,
+        fingerprint,
+        clock(),
+        action=SET_RELEASE_POLICY,
+        prior=(),
+        details={"release_policy": cmd.policy, "previous": previous},
+        events=(),
+    )
+    insert_decision(conn, record)
+    catalogs.write_release_policy(conn, stream.tenant_id, stream.catalog_id, cmd.policy)
+    return _policy_of(record, replayed=False)
+
+
+def current_policy(conn: Connection, tenant_id: str, catalog_id: str) -> ReleasePolicy:
+    try:
+        return catalogs.release_policy(conn, tenant_id, catalog_id)
+    except LookupError as missing:
+        raise CatalogNotFound(f"no catalog {catalog_id} in tenant {tenant_id}") from missing
+
+
+def _public_mappings(
+    conn: Connection, stream: StreamRef
+) -> list[tuple[facts.ListingState, facts.MappingState]]:
+    """Mappings whose item is active: a retired item is never published (INV-07)."""
+    active = {i.item_id for i in facts.active_items(conn, stream.tenant_id, stream.catalog_id)}
+    return [
+        (listing, mapping)
+        for listing, mapping in facts.mapped_listings(conn, stream.tenant_id, stream.catalog_id)
+        if mapping.item_id in active
+    ]
+
+
+def _replayed(
+    conn: Connection, stream: StreamRef, cmd: CatalogCommand, fingerprint: str
+) -> DecisionRecord | None:
+    if cmd.idempotency_key is None:
+        return None
+    existing = find_decision_by_key(conn, stream.tenant_id, cmd.idempotency_key)
+    if existing is not None and existing.request_sha256 != fingerprint:
+        raise IdempotencyConflict(f"idempotency key {cmd.idempotency_key} was used for another request")
+    return existing
+
+
+def _record(
+    decision_id: str,
+    stream: StreamRef,
+    cmd: CatalogCommand,
+    fingerprint: str,
+    now: datetime,
+    *,
+    action: str,
+    prior: tuple[str, ...],
+    details: dict[str, object],
+    events: tuple[EventRef, ...],
+) -> DecisionRecord:
+    return DecisionRecord(
+        decision_id=decision_id,
+        stream=stream,
+        action=action,
+        actor=cmd.actor,
+        rationale=cmd.rationale,
+        case_id=None,
+        case_revision=None,
+        evidence=(),
+        prior_decisions=prior,
+        details=dict(details),
+        events=events,
+        item_id=None,
+        listing_id=None,
+        idempotency_key=cmd.idempotency_key,
+        request_sha256=fingerprint,
+        created_at=now,
+    )
+
+
+def _release_of(record: DecisionRecord, *, replayed: bool) -> ReleaseAuthorized:
+    details = record.details
+    return ReleaseAuthorized(
+        decision_id=record.decision_id,
+        catalog_id=record.stream.catalog_id,
+        release_id=str(details["release_id"]),
+        publication_revision=int(details["publication_revision"]),
+        items=int(details["items"]),
+        listings=int(details["listings"]),
+        events=record.events,
+        created_at=record.created_at,
+        replayed=replayed,
+    )
+
+
+def _policy_of(record: DecisionRecord, *, replayed: bool) -> ReleasePolicyChange:
+    details = record.details
+    return ReleasePolicyChange(
+        catalog_id=record.stream.catalog_id,
+        previous="automatic" if details["previous"] == "automatic" else "manual",
+        policy="automatic" if details["release_policy"] == "automatic" else "manual",
+        decision_id=record.decision_id,
+        replayed=replayed,
+    )
