@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import LiteralString, TypeVar
 
 import psycopg
 from psycopg import errors as pgerrors
@@ -249,6 +249,16 @@ class Database:
             self._pool.check()
         except Exception:
             log.warning("checking the idle connections of %s failed", self._pool.name, exc_info=True)
+
+
+def affected_rows(
+    conn: Connection, query: LiteralString, params: Sequence[object] | Mapping[str, object]
+) -> int:
+    """Run a write and return how many rows it changed, in or out of pipeline mode: in pipeline mode a count is
+    known only after a Sync, which the nested pipeline block ends with (one round trip, as outside it)."""
+    with conn.pipeline():
+        cursor = conn.execute(query, params)
+    return cursor.rowcount
 
 
 def _set_tenant(conn: Connection, tenant_id: str | None) -> None:

@@ -18,7 +18,7 @@ from typing import Literal
 from psycopg.rows import scalar_row
 
 from prw_platform.clock import Clock, utc_now
-from prw_platform.db.database import Connection, Database
+from prw_platform.db.database import Connection, Database, affected_rows
 from prw_platform.epochs import current_epoch, ensure_epoch
 from prw_platform.resolver.decisions.commands import StreamRef
 from prw_platform.resolver.decisions.stream import open_cursor
@@ -111,10 +111,11 @@ def set_release_policy(resolver: Database, tenant_id: str, catalog_id: str, poli
 
 
 def write_release_policy(conn: Connection, tenant_id: str, catalog_id: str, policy: ReleasePolicy) -> None:
-    updated = conn.execute(
+    updated = affected_rows(
+        conn,
         "UPDATE resolver.catalog SET release_policy = %s WHERE tenant_id = %s AND catalog_id = %s",
         (policy, tenant_id, catalog_id),
-    ).rowcount
+    )
     if updated != 1:
         raise LookupError(f"no catalog {catalog_id} for tenant {tenant_id}")
 

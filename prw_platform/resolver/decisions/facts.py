@@ -25,7 +25,7 @@ from prw_platform.contracts import (
     decimal_string,
     utc_timestamp,
 )
-from prw_platform.db.database import Connection
+from prw_platform.db.database import Connection, affected_rows
 from prw_platform.plugins.types import NormalizedAttribute
 from prw_platform.resolver.decisions.commands import ItemFacts, ListingObservation
 
@@ -248,12 +248,13 @@ def write_listing(conn: Connection, tenant_id: str, listing: ListingState, now: 
         )
         return
     _expect_one(
-        conn.execute(
+        affected_rows(
+            conn,
             """UPDATE resolver.listing SET revision = %s, url = %s, title = %s, price = %s, currency = %s,
                    availability = %s, observed_at = %s, capture_id = %s, updated_at = %s
                WHERE tenant_id = %s AND listing_id = %s AND revision = %s""",
             (listing.revision, *values, tenant_id, listing.listing_id, listing.revision - 1),
-        ).rowcount,
+        ),
         f"listing {listing.listing_id}",
     )
 
@@ -290,7 +291,8 @@ def write_mapping(conn: Connection, tenant_id: str, mapping: MappingState, now: 
         )
         return
     _expect_one(
-        conn.execute(
+        affected_rows(
+            conn,
             """UPDATE resolver.listing_mapping SET item_id = %s, revision = %s, decision_id = %s, updated_at = %s
                WHERE tenant_id = %s AND listing_id = %s AND revision = %s""",
             (
@@ -302,7 +304,7 @@ def write_mapping(conn: Connection, tenant_id: str, mapping: MappingState, now: 
                 mapping.listing_id,
                 mapping.revision - 1,
             ),
-        ).rowcount,
+        ),
         f"mapping of {mapping.listing_id}",
     )
 

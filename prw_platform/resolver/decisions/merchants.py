@@ -24,7 +24,7 @@ from prw_platform.contracts import (
     ShippingRate,
     decimal_string,
 )
-from prw_platform.db.database import Connection
+from prw_platform.db.database import Connection, affected_rows
 from prw_platform.inputs import InvalidInput, check_http_url, is_country_code, unstorable_character
 from prw_platform.resolver.decisions.errors import InvalidMerchantFact
 
@@ -301,5 +301,5 @@ def _upsert(
         "decision": decision_id,
         "now": now,
     }
-    if conn.execute(statement, params).rowcount != 1:
+    if affected_rows(conn, statement, params) != 1:
         raise RuntimeError(f"{values['id']} changed outside the stream cursor lock")

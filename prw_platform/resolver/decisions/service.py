@@ -232,7 +232,9 @@ def _run(
             found = find_decision_by_key(conn, stream.tenant_id, key)
             return found.result(replayed=False) if found else None
 
-    return db.run(work, tenant_id=stream.tenant_id, verify_commit=verify)
+    # Pipeline mode: every write travels with the next read (or the COMMIT) instead of costing a round trip of
+    # its own; the statements still run in order, the cursor lock first (AW-01).
+    return db.run(work, tenant_id=stream.tenant_id, verify_commit=verify, pipeline=True)
 
 
 def apply_decision(

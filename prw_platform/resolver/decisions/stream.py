@@ -15,7 +15,7 @@ from datetime import datetime
 from psycopg.rows import class_row
 
 from prw_platform.contracts import AcceptedChange
-from prw_platform.db.database import Connection
+from prw_platform.db.database import Connection, affected_rows
 from prw_platform.resolver import outbox
 from prw_platform.resolver.decisions.commands import StreamRef
 from prw_platform.resolver.decisions.errors import HistoryEpochFenced, StreamNotOpen
@@ -36,11 +36,12 @@ class _CursorRow:
 def open_cursor(conn: Connection, stream: StreamRef, now: datetime) -> bool:
     """Create the cursor of ``stream`` at position 0 if it does not exist, and fence the cursors of every other
     epoch of the catalog (a new epoch abandons old history; its writers must stop). True when created."""
-    created = conn.execute(
+    created = affected_rows(
+        conn,
         """INSERT INTO resolver.stream_cursor (tenant_id, catalog_id, history_epoch, updated_at)
            VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING""",
         (stream.tenant_id, stream.catalog_id, stream.history_epoch, now),
-    ).rowcount
+    )
     conn.execute(
         """UPDATE resolver.stream_cursor SET fenced_at = %s
            WHERE tenant_id = %s AND catalog_id = %s AND history_epoch <> %s AND fenced_at IS NULL""",
@@ -83,11 +84,12 @@ def append_events(conn: Connection, cursor: LockedCursor, events: Sequence[Accep
     outbox.insert_events(conn, events)
     if not events:
         return cursor
-    advanced = conn.execute(
+    advanced = affected_rows(
+        conn,
         """UPDATE resolver.stream_cursor SET committed_position = %s, updated_at = now()
            WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND committed_position = %s""",
         (expected[-1], stream.tenant_id, stream.catalog_id, stream.history_epoch, cursor.committed_position),
-    ).rowcount
+    )
     if advanced != 1:
         # Only possible if a writer skipped lock_cursor: refuse rather than commit a gap or a duplicate.
         raise RuntimeError(f"stream cursor of {stream} moved while locked")
