@@ -40,6 +40,7 @@ from prw_platform.product.queries import CursorCodec
 from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
 from prw_platform.provisioning import CatalogProvisioning
 from prw_platform.queues import ACCEPTED_CHANGES, RESOLUTION_JOBS, Queue, build_queue
+from prw_platform.queues.operations import DeadLetterOperations
 from prw_platform.reports import OperatorReports
 from prw_platform.resolver.catalogs import current_stream
 from prw_platform.resolver.decisions import DecisionService, MerchantService, StreamRef
@@ -177,6 +178,17 @@ class Platform:
     def accepted_changes_in(self) -> Queue:
         """The product consumer's end of the accepted-change queue."""
         return build_queue(self.settings, ACCEPTED_CHANGES.name, db=self.product_db)
+
+    @cached_property
+    def dead_letters(self) -> DeadLetterOperations:
+        """The dead-letter queues an operator looks at and re-drives, each through its consumer's end."""
+        return DeadLetterOperations(
+            {RESOLUTION_JOBS.name: self.resolution_queue, ACCEPTED_CHANGES.name: self.accepted_changes_in},
+            not_redriven={
+                ACCEPTED_CHANGES.name: "the relay alone sends accepted changes, and gap closure re-fetches a"
+                " dead-lettered position from the export stream (docs/operators/gaps.md); discard the entry"
+            },
+        )
 
     # -- Policies. --------------------------------------------------------------------------------------------
     @cached_property

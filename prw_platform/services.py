@@ -55,6 +55,14 @@ from prw_platform.product.shipping import (
     serialize_evaluation,
 )
 from prw_platform.provisioning import CatalogProvisioning, CatalogSpec, ProvisionedCatalog, SourceSpec
+from prw_platform.queues.operations import (
+    DeadLetterOperations,
+    DeadLetterSummary,
+    RedriveRefused,
+    UnknownDeadLetter,
+    UnknownQueue,
+)
+from prw_platform.queues.port import DeadLetter
 from prw_platform.reports import OperatorReports
 from prw_platform.resolver.decisions import (
     REVIEW_ACTIONS,
@@ -148,6 +156,9 @@ __all__ = [
     "CollectorPrincipal",
     "CollectorService",
     "CollectorStatus",
+    "DeadLetter",
+    "DeadLetterOperations",
+    "DeadLetterSummary",
     "DecisionDetail",
     "DecisionEvent",
     "DecisionResult",
@@ -193,6 +204,7 @@ __all__ = [
     "RateLimiter",
     "Receipt",
     "ReceiptStatus",
+    "RedriveRefused",
     "Registered",
     "Registration",
     "Relay",
@@ -216,6 +228,8 @@ __all__ = [
     "TenantReceipt",
     "TokenBucketLimiter",
     "UnknownAdapterVersion",
+    "UnknownDeadLetter",
+    "UnknownQueue",
     "UploadDeclaration",
     "WorkerPolicy",
     "serialize_evaluation",

@@ -64,6 +64,11 @@ class PrwCommands(LazyGroup):
             "Collector OAuth clients: create (client_id + secret, shown once) and revoke.",
         ),
         LazyCommand(
+            "dlq",
+            "prw_cli.commands.dlq:app",
+            "Dead-letter queues: list them, show an entry, re-drive entries to their queue.",
+        ),
+        LazyCommand(
             "merchants",
             "prw_cli.commands.merchants:app",
             "Merchants: add one, bind a source to it, accept its shipping policy (operator decisions).",

@@ -209,6 +209,10 @@ class Queue(Protocol):
         """Move these DLQ entries back to the queue as new messages; return how many were moved."""
         ...
 
+    def discard(self, dead_letter_ids: Sequence[str]) -> int:
+        """Delete these DLQ entries (an operator looked at them and nothing is to be re-done); how many went."""
+        ...
+
     def depth(self) -> QueueDepth: ...
 
 

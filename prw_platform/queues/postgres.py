@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
+from typing import LiteralString, TypeVar
 from uuid import UUID
 
 from psycopg.rows import class_row, tuple_row
@@ -157,6 +157,8 @@ WITH moved AS (
 INSERT INTO queue.message (queue_name, message_key, body, body_bytes)
 SELECT queue_name, message_key, body, body_bytes FROM moved
 """
+
+_DISCARD = "DELETE FROM queue.dead_letter WHERE queue_name = %s AND id = ANY(%s)"
 
 _DEPTH = """
 SELECT count(*) FILTER (WHERE visible_after <= now()) AS visible,
@@ -308,10 +310,16 @@ class PostgresQueue:
         ]
 
     def redrive(self, dead_letter_ids: Sequence[str]) -> int:
+        return self._on_dead_letters(_REDRIVE, dead_letter_ids)
+
+    def discard(self, dead_letter_ids: Sequence[str]) -> int:
+        return self._on_dead_letters(_DISCARD, dead_letter_ids)
+
+    def _on_dead_letters(self, statement: LiteralString, dead_letter_ids: Sequence[str]) -> int:
         ids = [int(i) for i in dead_letter_ids if i.isdigit()]
         if not ids:
             return 0
-        return self._run(lambda c: c.execute(_REDRIVE, (self._name, ids)).rowcount)
+        return self._run(lambda c: c.execute(statement, (self._name, ids)).rowcount)
 
     def depth(self) -> QueueDepth:
         depth = self._run(

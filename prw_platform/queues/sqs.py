@@ -236,26 +236,33 @@ class SqsQueue:
         return [dead_letter_from(message, queue=self._name) for message in scanned]
 
     def redrive(self, dead_letter_ids: Sequence[str]) -> int:
+        return self._take_dead_letters(dead_letter_ids, resend=True)
+
+    def discard(self, dead_letter_ids: Sequence[str]) -> int:
+        return self._take_dead_letters(dead_letter_ids, resend=False)
+
+    def _take_dead_letters(self, dead_letter_ids: Sequence[str], *, resend: bool) -> int:
         wanted = set(dead_letter_ids)
         if not wanted:
             return 0
         scanned = self._scan_dead_letters(limit=MAX_REDRIVE_SCAN, stop_when_found=wanted)
-        moved = 0
+        taken = 0
         keep: list[MessageTypeDef] = []
         for message in scanned:
             if message["MessageId"] not in wanted:
                 keep.append(message)
                 continue
-            entry = dead_letter_from(message, queue=self._name)
-            # Send first, then delete: a crash in between duplicates the message, never loses it.
-            self.send(entry.body, message_id=entry.message_id)
+            if resend:
+                entry = dead_letter_from(message, queue=self._name)
+                # Send first, then delete: a crash in between duplicates the message, never loses it.
+                self.send(entry.body, message_id=entry.message_id)
             with sqs_errors():
                 self._client.delete_message(
                     QueueUrl=self._url(self._dlq_name), ReceiptHandle=message["ReceiptHandle"]
                 )
-            moved += 1
+            taken += 1
         self._release(keep)
-        return moved
+        return taken
 
     def depth(self) -> QueueDepth:
         main = self._counts(self._queue_name)

@@ -241,13 +241,58 @@ def collectors_reporting(platform: PlatformResource) -> dg.AssetCheckResult:
     )
 
 
-STATE_ASSETS = (captures, accepted_change_stream, product_projection, product_gaps, collector_fleet)
+@dg.asset(
+    group_name=GROUP,
+    description="The dead-letter queues of resolution-jobs and accepted-changes: entries, reasons and the oldest "
+    "entry per queue (`prw dlq list`; `prw dlq redrive` puts entries back).",
+)
+def dead_letter_queues(platform: PlatformResource) -> dg.MaterializeResult[None]:
+    summaries = platform.platform.dead_letters.summaries()
+    return dg.MaterializeResult(
+        metadata={
+            "dead_letters": sum(s.dead for s in summaries),
+            **{f"dead_letters_{s.queue.replace('-', '_')}": s.dead for s in summaries},
+            "per_queue": dg.MetadataValue.md(
+                "| queue | dead letters | reasons | oldest |\n|---|---|---|---|\n"
+                + "\n".join(
+                    f"| {s.queue} | {s.dead} | {', '.join(f'{r} {n}' for r, n in s.reasons.items()) or '-'} "
+                    f"| {s.oldest_dead_lettered_at or '-'} |"
+                    for s in summaries
+                )
+            ),
+        }
+    )
+
+
+@dg.asset_check(asset=dead_letter_queues, name="dead_letter_queues_empty", blocking=False)
+def dead_letter_queues_empty(platform: PlatformResource) -> dg.AssetCheckResult:
+    """A dead-lettered message is work the platform could not do on its own: the check fails (a warning) while
+    any dead-letter queue holds an entry, until an operator re-drives or accepts it (docs/operators/queues.md)."""
+    holding = [s for s in platform.platform.dead_letters.summaries() if s.dead]
+    return dg.AssetCheckResult(
+        passed=not holding,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "queues": ", ".join(f"{s.queue} {s.dead} ({', '.join(s.reasons)})" for s in holding) or "none",
+        },
+    )
+
+
+STATE_ASSETS = (
+    captures,
+    accepted_change_stream,
+    product_projection,
+    product_gaps,
+    collector_fleet,
+    dead_letter_queues,
+)
 STATE_CHECKS = (
     product_gap_age,
     inv03_contiguous_positions,
     inv01_one_mapping_one_owner,
     inv08_projection_lag,
     collectors_reporting,
+    dead_letter_queues_empty,
 )
 
 platform_state_job = dg.define_asset_job(

@@ -113,6 +113,7 @@ def test_captures_over_http_become_public_items_through_dagster_runs(platform: P
     checks = _check_results(instance, run.drive.state_run)
     assert checks == {
         "collectors_reporting": True,
+        "dead_letter_queues_empty": True,
         "inv01_one_mapping_one_owner": True,
         "inv03_contiguous_positions": True,
         "inv08_projection_lag": True,

@@ -46,6 +46,7 @@ def test_the_whole_definitions_load() -> None:
         "inv08_projection_lag",
         "collectors_reporting",
         "product_gap_age",
+        "dead_letter_queues_empty",
     }
     assert {key.to_user_string() for key in repository.asset_graph.get_all_asset_keys()} == {
         "captures",
@@ -53,6 +54,7 @@ def test_the_whole_definitions_load() -> None:
         "product_projection",
         "product_gaps",
         "collector_fleet",
+        "dead_letter_queues",
     }
 
 

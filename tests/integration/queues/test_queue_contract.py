@@ -186,6 +186,19 @@ def test_redrive_moves_only_the_named_dead_letters(queue: Queue) -> None:
     assert receive_one(queue, visibility_timeout=60).message_id == "m1"
 
 
+def test_discard_deletes_only_the_named_dead_letters_and_sends_nothing(queue: Queue) -> None:
+    queue.send_batch([OutgoingMessage({"n": n}, message_id=f"d{n}") for n in range(2)])
+    for message in drain(queue, expected=2):
+        queue.dead_letter(message, "SCHEMA_INVALID")
+    by_message = {d.message_id: d.dead_letter_id for d in queue.dead_letters()}
+
+    assert queue.discard([by_message["d0"], "no-such-dead-letter"]) == 1
+
+    assert [d.message_id for d in queue.dead_letters()] == ["d1"]
+    assert queue.receive(10, wait_seconds=1) == []  # nothing went back to the queue
+    assert queue.discard([by_message["d0"]]) == 0
+
+
 def test_stale_handle_ack_does_not_delete_the_newer_delivery(queue: Queue) -> None:
     queue.send({"n": 1}, message_id="slow")
     stale = receive_one(queue, visibility_timeout=1)
