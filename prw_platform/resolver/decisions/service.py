@@ -56,6 +56,7 @@ from prw_platform.resolver.decisions.facts import ItemState, ListingState, Mappi
 from prw_platform.resolver.decisions.provenance import DecisionDetail, decision_detail
 from prw_platform.resolver.decisions.records import (
     DecisionRecord,
+    case_decisions,
     find_decision_by_key,
     insert_decision,
     new_decision_id,
@@ -366,7 +367,13 @@ def _plan_case_decision(
         plan.details["family"] = cmd.family
     if cmd.corrections:
         plan.details["corrections"] = dict(cmd.corrections)
-    plan.prior_decisions = (case.opened_by,)
+    # AW-01 "prior decision refs": the decision that opened the case and, when a reviewer decides it again (a
+    # correction at its current revision), every earlier decision on it, so the history links them.
+    plan.prior_decisions = (
+        (case.opened_by,)
+        if case.status == cases.AWAITING_HUMAN
+        else tuple(d.decision_id for d in case_decisions(conn, tenant, case.case_id))
+    )
     if cmd.action == "dismiss":
         plan.case_status = cases.DISMISSED
         return plan

@@ -76,6 +76,30 @@ def test_a_reviewer_maps_a_case_201_with_the_decision_revision_and_outbox_events
     assert cases.receipt_status(case["capture_id"]) == "accepted"
 
 
+def test_deciding_a_decided_case_again_is_a_correction_linked_to_every_earlier_decision(
+    login: Login, cases: Cases
+) -> None:
+    case = cases.open()
+    rita = login("rita")
+    first = rita.decide(_body(case, action="create_item"))
+    assert first.status_code == 201, first.text
+
+    # At the case's new revision (read again), a reviewer corrects the decision: map to the existing item.
+    again = {**case, "revision": first.json()["case_revision"]}
+    correction = rita.decide(_body(again, action="map_to", map_to=cases.item()))
+
+    assert correction.status_code == 201, correction.text
+    decision = cases.resolution.one(
+        "SELECT prior_decisions FROM resolver.decision WHERE decision_id = %s",
+        correction.json()["decision_id"],
+    )
+    assert decision["prior_decisions"] == [case["opened_by"], first.json()["decision_id"]]
+    mapping = cases.resolution.one(
+        "SELECT item_id FROM resolver.listing_mapping WHERE listing_id = %s", case["listing_id"]
+    )
+    assert mapping == {"item_id": cases.item()}
+
+
 def test_accept_maps_to_the_top_ranked_candidate(login: Login, cases: Cases) -> None:
     case = cases.open()
     assert case["candidates"], "the racing bike's brand names the anvil's item as a candidate"
