@@ -42,7 +42,7 @@ from prw_platform.queues.errors import MessageBodyInvalid
 #: SQS ReceiveMessage returns at most 10 messages: what a portable consumer asks for.
 MAX_MESSAGES_PER_RECEIVE = 10
 #: The PostgreSQL queue claims up to this many in one statement (``Queue.receive_limit``).
-POSTGRES_RECEIVE_LIMIT = 100
+POSTGRES_RECEIVE_LIMIT = 400
 #: SQS DelaySeconds is at most 15 minutes.
 MAX_DELAY_SECONDS = 900
 #: SQS visibility timeouts are at most 12 hours.

@@ -93,7 +93,7 @@ class BatchReport:
 
 
 #: Deliveries applied per product transaction at most (one receive on PostgreSQL, receives of 10 on SQS).
-DEFAULT_BATCH: Final = 100
+DEFAULT_BATCH: Final = 400
 
 
 def process_accepted_changes(
