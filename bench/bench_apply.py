@@ -12,7 +12,7 @@ cursor at the head, like decisions leave them (the decision service itself is me
    transport in front of the real PostgreSQL accepted-change queue: it delivers the stream shuffled, with
    ``--duplicates`` of the events sent twice, and ``--drops`` of them never (a lost message); the send of the
    shuffled deliveries to the real queue is part of the relay time.
-2. apply: ``Platform.product_apply`` (AW-04: receives of 10 up to 100 deliveries, one product transaction per
+2. apply: ``Platform.product_apply`` (AW-04: one receive of up to 400 deliveries, one product transaction per
    stream, acks after commit) until the queue is empty; with drops, the ``gaps`` stage then closes the gaps
    through the resolver's export stream (``GET /v1/exports/events`` over HTTP, intake app on loopback).
 3. baseline: a batched INSERT of the same event bodies into a plain table, 100 rows per transaction.
