@@ -1,5 +1,6 @@
 """The product side's queue driver (AW-04): receive a batch of accepted changes (up to 400: one receive on
-PostgreSQL, receives of 10 on SQS), apply the deliveries of each stream in one product transaction in receive order, then settle each.
+PostgreSQL, receives of 10 on SQS), apply the deliveries of each stream in one product transaction in receive
+order, then settle each.
 
 How a delivery is settled (if_accepted_change "Errors"):
 
