@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import json
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -60,9 +61,21 @@ def new_decision_id() -> str:
 def request_fingerprint(command: DataclassInstance) -> str:
     """The same idempotency key with a different command is a conflict, not a replay. Instants are compared in
     UTC, so a redelivered job that read the same timestamps in another session time zone still matches."""
-    document = {"command": type(command).__name__, **dataclasses.asdict(command)}
+    document = {"command": type(command).__name__, **plain(command)}
     canonical = json.dumps(document, sort_keys=True, default=_canonical, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def plain(value: Any) -> Any:
+    """``dataclasses.asdict`` without its deep copies (a decision's command and events are immutable): nested
+    dataclasses become dicts, mappings dicts, lists and tuples lists; other values stay as they are."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    return value
 
 
 def _canonical(value: object) -> str:
@@ -75,7 +88,7 @@ def _effects(record: DecisionRecord) -> dict[str, Any]:
     return {
         "item_id": record.item_id,
         "listing_id": record.listing_id,
-        "events": [dataclasses.asdict(e) for e in record.events],
+        "events": [plain(e) for e in record.events],
     }
 
 
