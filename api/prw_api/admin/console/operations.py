@@ -59,7 +59,8 @@ def decision_page(
         return error_page(
             request, 404, "NOT_FOUND", f"no decision {decision_id} in tenant {access.tenant_id}"
         )
-    context = {**common_context(access, "review"), "decision": DecisionView.of(detail)}
+    view = DecisionView.of(detail)
+    context = {**common_context(access, "review" if view.case_id else "releases"), "decision": view}
     return page(request, "decision.html", context)
 
 
