@@ -107,15 +107,7 @@ def test_the_case_history_links_to_the_decision_page_with_provenance_facts_and_e
     login: Login, cases: Cases
 ) -> None:
     case = cases.open()
-    decided = login("rita").decide(
-        {
-            "case_id": case["case_id"],
-            "expected_revision": case["revision"],
-            "action": "map_to",
-            "map_to": cases.item(),
-            "rationale": "the spec grid names the same anvil",
-        }
-    )
+    decided = login("rita").map_to(case, cases.item(), "the spec grid names the same anvil")
     assert decided.status_code == 201, decided.text
     decision_id = decided.json()["decision_id"]
     vic = login("vic")

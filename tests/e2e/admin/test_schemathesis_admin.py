@@ -4,8 +4,8 @@ session cookie and its CSRF token, from the development identity provider), over
 resolution opened. Each response is checked: no server error, no status the contract does not document, every
 body and content type as documented.
 
-Bounded (``MAX_EXAMPLES`` per operation) to fit the suite's budget; driven from the test body like the intake's
-(tests/e2e/intake/test_schemathesis_intake.py). ``POST /auth/logout`` closes the session, so it runs last.
+Bounded (``MAX_EXAMPLES`` per operation) to fit the suite's budget; driven from the test body
+(tests/support/schemathesis_run.py). ``POST /auth/logout`` closes the session, so it runs last.
 """
 
 from __future__ import annotations
@@ -14,19 +14,13 @@ from collections import Counter
 from collections.abc import Callable
 
 import schemathesis
-from hypothesis import HealthCheck, given, settings
-from schemathesis.checks import (
-    content_type_conformance,
-    not_a_server_error,
-    response_schema_conformance,
-    status_code_conformance,
-)
 
 from prw_api.admin.deps import CSRF_HEADER, SESSION_COOKIE
 from prw_api.server import BackgroundServer
 from tests.e2e.admin.conftest import Cases, Operator
+from tests.support.schemathesis_run import exercise
+from tests.support.schemathesis_run import name as _name
 
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 MAX_EXAMPLES = 60
 LOGOUT = "POST /auth/logout"
 
@@ -53,29 +47,10 @@ def test_no_admin_request_gets_a_server_error_or_an_undocumented_answer(
 
     statuses: Counter[str] = Counter()
     for operation in operations:
-        _exercise(operation, session, statuses)
+        exercise(operation, statuses, max_examples=MAX_EXAMPLES, headers=session)
 
     # Not vacuous: every operation was called and answered, and the session was live (reads answered 200).
     assert {key.rsplit(" ", 1)[0] for key in statuses} >= {_name(o) for o in operations}
     assert statuses["GET /v1/review 200"] > 0
     assert statuses["GET /v1/workers 200"] > 0
     assert all(int(key.rsplit(" ", 1)[1]) < 500 for key in statuses), statuses
-
-
-def _name(operation: schemathesis.APIOperation) -> str:
-    return f"{operation.method.upper()} {operation.path}"
-
-
-def _exercise(operation: schemathesis.APIOperation, headers: dict[str, str], statuses: Counter[str]) -> None:
-    @given(case=operation.as_strategy())
-    @settings(
-        max_examples=MAX_EXAMPLES,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-    )
-    def exercise(case: schemathesis.Case) -> None:
-        response = case.call_and_validate(headers=headers, checks=CHECKS)
-        statuses[f"{_name(operation)} {response.status_code}"] += 1
-
-    exercise()
