@@ -31,6 +31,7 @@ from prw_platform.resolver.decisions import (
     InvalidReviewDecision,
     InvariantViolation,
     MerchantNotFound,
+    NothingToRelease,
     StaleCaseRevision,
 )
 from prw_platform.resolver.intake.errors import (
@@ -66,6 +67,7 @@ __all__ = [
     "MerchantNotFound",
     "MissingScope",
     "NotPublic",
+    "NothingToRelease",
     "OAuthError",
     "OperatorTenantScopeDenied",
     "PluginError",

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from psycopg.rows import scalar_row
+from psycopg.rows import class_row, scalar_row
 
 from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Connection, Database, affected_rows
@@ -140,6 +140,23 @@ def sources_in_catalog(
             (tenant_id, catalog_id, list(source_ids)),
         ).fetchall()
     return set(found)
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogPolicy:
+    catalog_id: str
+    name: str
+    release_policy: ReleasePolicy
+
+
+def catalog_policies(conn: Connection, tenant_id: str) -> list[CatalogPolicy]:
+    """The tenant's catalogs with their release policy (a CHECK constraint keeps it manual or automatic)."""
+    with conn.cursor(row_factory=class_row(CatalogPolicy)) as cur:
+        return cur.execute(
+            """SELECT catalog_id, name, release_policy FROM resolver.catalog WHERE tenant_id = %s
+               ORDER BY catalog_id""",
+            (tenant_id,),
+        ).fetchall()
 
 
 def release_policy(conn: Connection, tenant_id: str, catalog_id: str) -> ReleasePolicy:

@@ -10,6 +10,7 @@ from starlette.types import Lifespan
 
 from prw_api import health
 from prw_api.admin.console import install_console
+from prw_api.admin.errors import UNAVAILABLE, VALIDATION_FAILED, decision_error
 from prw_api.admin.oidc import IssuerUnavailable, LoginFailed, OidcRelyingParty
 from prw_api.admin.routes import auth
 from prw_api.admin.routes import decisions as decision_routes
@@ -22,33 +23,13 @@ from prw_api.middleware import install_input_hardening
 from prw_platform.config import Settings
 from prw_platform.errors import (
     AmbiguousCommit,
-    CaseNotFound,
     DatabaseError,
     DatabaseUnavailable,
     DecisionError,
-    InvalidReviewDecision,
     ReviewReadError,
     StreamNotProvisioned,
 )
 from prw_platform.services import AdminReads, DecisionService, OperatorSessions, ReviewQueue
-
-#: The admin origin's code of a request the platform refuses before the route runs.
-VALIDATION_FAILED = "VALIDATION_FAILED"
-#: if_review_decision: "503 UNAVAILABLE — retry. Same Idempotency-Key".
-UNAVAILABLE = "UNAVAILABLE"
-
-_DECISION_STATUS = {
-    "NOT_FOUND": 404,
-    "NOTHING_TO_RELEASE": 409,
-    "STALE_CASE_REVISION": 409,
-    "INVARIANT_VIOLATION": 409,
-    "IDEMPOTENCY_CONFLICT": 409,
-    "ITEM_EXISTS": 409,
-    "IDENTIFIER_CONFLICT": 409,
-    "SOURCE_NOT_IN_CATALOG": 409,
-    "STREAM_NOT_OPEN": 503,
-    "HISTORY_EPOCH_FENCED": 503,
-}
 
 
 def create_app(
@@ -92,17 +73,6 @@ def create_app(
         app.include_router(router)
     install_console(app)  # the review console's pages under /console (outside the OpenAPI contract)
     return app
-
-
-def decision_error(error: DecisionError) -> ApiError:
-    if isinstance(error, CaseNotFound):
-        return ApiError(404, "NOT_FOUND", str(error))
-    if isinstance(error, InvalidReviewDecision):
-        return ApiError(422, VALIDATION_FAILED, str(error))
-    status = _DECISION_STATUS.get(error.code, 409)
-    if status == 503:
-        return ApiError(503, UNAVAILABLE, str(error), retryable=True)
-    return ApiError(status, error.code, str(error), retryable=error.retryable)
 
 
 def _install_admin_errors(app: FastAPI) -> None:

@@ -7,6 +7,7 @@ runs it inside a caller's transaction (the resolution consumer commits its inbox
 from prw_platform.clock import Clock, utc_now
 from prw_platform.resolver.decisions.catalog_decisions import (
     AuthorizeRelease,
+    PendingRelease,
     ReleaseAuthorized,
     ReleasePolicyChange,
     SetReleasePolicy,
@@ -92,6 +93,7 @@ __all__ = [
     "MerchantSpec",
     "NothingToRelease",
     "OpenReviewCase",
+    "PendingRelease",
     "ReleaseAuthorized",
     "ReleasePolicyChange",
     "ReviewAction",

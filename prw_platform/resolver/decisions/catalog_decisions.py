@@ -103,12 +103,7 @@ def authorize_release(
     if replayed is not None:
         return _release_of(replayed, replayed=True)
     tenant = stream.tenant_id
-    items, listings = releases.unreleased(
-        conn,
-        tenant,
-        facts.active_items(conn, tenant, stream.catalog_id),
-        [releases.ReleasedListing(listing, mapping) for listing, mapping in _public_mappings(conn, stream)],
-    )
+    items, listings = _unreleased(conn, tenant, stream.catalog_id)
     if not items and not listings:
         raise NothingToRelease(f"catalog {stream.catalog_id} has nothing accepted that is not released")
     now = clock()
@@ -180,16 +175,44 @@ def current_policy(conn: Connection, tenant_id: str, catalog_id: str) -> Release
         raise CatalogNotFound(f"no catalog {catalog_id} in tenant {tenant_id}") from missing
 
 
-def _public_mappings(
-    conn: Connection, stream: StreamRef
-) -> list[tuple[facts.ListingState, facts.MappingState]]:
-    """Mappings whose item is active: a retired item is never published (INV-07)."""
-    active = {i.item_id for i in facts.active_items(conn, stream.tenant_id, stream.catalog_id)}
-    return [
-        (listing, mapping)
-        for listing, mapping in facts.mapped_listings(conn, stream.tenant_id, stream.catalog_id)
-        if mapping.item_id in active
+@dataclass(frozen=True, slots=True)
+class PendingRelease:
+    """What ``POST /v1/releases`` would authorize now for a catalog (the console's "Release now" preview)."""
+
+    catalog_id: str
+    name: str
+    release_policy: ReleasePolicy
+    items: int
+    listings: int
+
+
+def pending_releases(conn: Connection, tenant_id: str) -> list[PendingRelease]:
+    """Each catalog of the tenant with the counts a release would publish now; reads only, takes no lock, so
+    a release made meanwhile may find less (or NOTHING_TO_RELEASE)."""
+    pending = []
+    for catalog in catalogs.catalog_policies(conn, tenant_id):
+        items, listings = _unreleased(conn, tenant_id, catalog.catalog_id)
+        pending.append(
+            PendingRelease(
+                catalog.catalog_id, catalog.name, catalog.release_policy, len(items), len(listings)
+            )
+        )
+    return pending
+
+
+def _unreleased(
+    conn: Connection, tenant_id: str, catalog_id: str
+) -> tuple[tuple[facts.ItemState, ...], tuple[releases.ReleasedListing, ...]]:
+    """Every active item and public mapping of the catalog that the catalog does not publish yet. Only mappings
+    whose item is active: a retired item is never published (INV-07)."""
+    active = facts.active_items(conn, tenant_id, catalog_id)
+    active_ids = {i.item_id for i in active}
+    mappings = [
+        releases.ReleasedListing(listing, mapping)
+        for listing, mapping in facts.mapped_listings(conn, tenant_id, catalog_id)
+        if mapping.item_id in active_ids
     ]
+    return releases.unreleased(conn, tenant_id, active, mappings)
 
 
 def _replayed(

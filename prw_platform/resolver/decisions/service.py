@@ -30,6 +30,7 @@ from prw_platform.resolver import catalogs
 from prw_platform.resolver.decisions import cases, catalog_decisions, facts, identity, invariants, releases
 from prw_platform.resolver.decisions.catalog_decisions import (
     AuthorizeRelease,
+    PendingRelease,
     ReleaseAuthorized,
     ReleasePolicyChange,
     SetReleasePolicy,
@@ -141,6 +142,14 @@ class DecisionService:
             stream,
             cmd.idempotency_key,
             lambda conn: catalog_decisions.set_release_policy(conn, cmd, stream, clock=self._clock),
+        )
+
+    def pending_releases(self, tenant_id: str) -> list[PendingRelease]:
+        """The tenant's catalogs, their release policy and what a release would publish now (read only)."""
+        return self._db.run(
+            lambda conn: catalog_decisions.pending_releases(conn, tenant_id),
+            tenant_id=tenant_id,
+            read_only=True,
         )
 
     def decision(self, tenant_id: str, decision_id: str) -> DecisionDetail | None:

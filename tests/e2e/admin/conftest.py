@@ -118,6 +118,17 @@ class Operator:
             sent["Idempotency-Key"] = key
         return self.http.post("/v1/decisions", json=body, headers=sent)
 
+    def map_to(self, case: dict[str, Any], item_id: str, rationale: str) -> httpx.Response:
+        """``POST /v1/decisions``: map the case's listing to ``item_id`` at the revision ``case`` was read at."""
+        body = {
+            "case_id": case["case_id"],
+            "expected_revision": case["revision"],
+            "action": "map_to",
+            "map_to": item_id,
+            "rationale": rationale,
+        }
+        return self.decide(body)
+
     def close(self) -> None:
         self.http.close()
 

@@ -13,18 +13,11 @@ from collections import Counter
 
 import httpx
 import schemathesis
-from hypothesis import HealthCheck, given, settings
-from schemathesis.checks import (
-    content_type_conformance,
-    not_a_server_error,
-    response_schema_conformance,
-    status_code_conformance,
-)
 
 from prw_api.server import BackgroundServer
 from tests.e2e.intake.conftest import Collector
+from tests.support.schemathesis_run import exercise
 
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 MAX_EXAMPLES = 25
 
 
@@ -37,7 +30,8 @@ def test_no_request_gets_a_server_error_or_an_undocumented_answer(
 
     statuses: Counter[str] = Counter()
     for operation in operations:
-        _exercise(operation, {} if operation.path == "/v1/oauth/token" else collector.headers, statuses)
+        headers = {} if operation.path == "/v1/oauth/token" else collector.headers
+        exercise(operation, statuses, max_examples=MAX_EXAMPLES, headers=headers)
 
     # Not vacuous: every operation was called and answered. Generated data is mostly refused (unknown ids, bad
     # digests, no such client): the point is how, and every refusal matched the contract.
@@ -46,18 +40,3 @@ def test_no_request_gets_a_server_error_or_an_undocumented_answer(
     }
     assert sum(statuses.values()) >= len(operations) * 5
     assert all(int(key.rsplit(" ", 1)[1]) < 500 for key in statuses), statuses
-
-
-def _exercise(operation: schemathesis.APIOperation, headers: dict[str, str], statuses: Counter[str]) -> None:
-    @given(case=operation.as_strategy())
-    @settings(
-        max_examples=MAX_EXAMPLES,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-    )
-    def exercise(case: schemathesis.Case) -> None:
-        response = case.call_and_validate(headers=headers, checks=CHECKS)
-        statuses[f"{operation.method.upper()} {operation.path} {response.status_code}"] += 1
-
-    exercise()

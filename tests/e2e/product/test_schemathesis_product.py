@@ -12,18 +12,11 @@ from __future__ import annotations
 from collections import Counter
 
 import schemathesis
-from hypothesis import HealthCheck, given, settings
-from schemathesis.checks import (
-    content_type_conformance,
-    not_a_server_error,
-    response_schema_conformance,
-    status_code_conformance,
-)
 
 from prw_api.server import BackgroundServer
 from tests.e2e.product.catalog import Catalog
+from tests.support.schemathesis_run import exercise
 
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 MAX_EXAMPLES = 40
 
 
@@ -44,25 +37,10 @@ def test_no_product_request_gets_a_server_error_or_an_undocumented_answer(
 
     statuses: Counter[str] = Counter()
     for operation in operations:
-        _exercise(operation, statuses)
+        exercise(operation, statuses, max_examples=MAX_EXAMPLES)
 
     # Not vacuous: every operation was called and answered, the list with 200s among its answers.
     assert {key.rsplit(" ", 1)[0] for key in statuses} >= {f"{o.method.upper()} {o.path}" for o in operations}
     assert statuses["GET /v1/items 200"] > 0
     assert statuses["GET /v1/merchants 200"] > 0
     assert all(int(key.rsplit(" ", 1)[1]) < 500 for key in statuses), statuses
-
-
-def _exercise(operation: schemathesis.APIOperation, statuses: Counter[str]) -> None:
-    @given(case=operation.as_strategy())
-    @settings(
-        max_examples=MAX_EXAMPLES,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-    )
-    def exercise(case: schemathesis.Case) -> None:
-        response = case.call_and_validate(checks=CHECKS)
-        statuses[f"{operation.method.upper()} {operation.path} {response.status_code}"] += 1
-
-    exercise()

@@ -12,6 +12,7 @@ from fastapi import Request, Response
 from fastapi.responses import RedirectResponse
 
 from prw_api.admin.console.rendering import page
+from prw_api.admin.errors import decision_error
 from prw_api.routing import PlatformRoute
 from prw_platform.errors import AuthError, CaseNotFound, DecisionError, ReviewReadError, SessionExpired
 
@@ -19,7 +20,8 @@ _ADVICE = {
     "TENANT_SCOPE_DENIED": "Your session has no membership in this tenant. Choose one of your tenants.",
     "FORBIDDEN": "Your role in this tenant does not allow this.",
     "CSRF_REJECTED": "The form was stale or not sent by this console. Reload the page and try again.",
-    "NOT_FOUND": "There is no such case in your active tenant.",
+    "NOT_FOUND": "There is no such case, decision or catalog in your active tenant.",
+    "IDEMPOTENCY_CONFLICT": "This form was already used for another request. Reload the page and try again.",
     "INVALID_CURSOR": "That page link is not one this console issued. Start again from the queue.",
 }
 
@@ -55,6 +57,7 @@ class ConsoleRoute(PlatformRoute):
             except ReviewReadError as error:
                 return error_page(request, error.status, error.code, str(error))
             except DecisionError as error:
-                return error_page(request, 409, error.code, str(error))
+                refused = decision_error(error)
+                return error_page(request, refused.status, refused.code, refused.message)
 
         return handle

@@ -16,28 +16,25 @@ from fastapi import APIRouter, FastAPI, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from prw_api.admin.console import operations
+from prw_api.admin.console.access import common_context, console_access, console_form_access
 from prw_api.admin.console.errors import ConsoleRoute, error_page
 from prw_api.admin.console.forms import DecisionForm, new_idempotency_key
 from prw_api.admin.console.rendering import STATIC_DIR, page
 from prw_api.admin.deps import SESSION_COOKIE, DecisionsDep, ReviewDep, SessionsDep
 from prw_platform.errors import DecisionError
-from prw_platform.services import Access, OperatorSessions, ReviewFilters, Role
+from prw_platform.services import Access, OperatorSessions, ReviewFilters
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
 
 STATUSES = ("awaiting_human", "decided", "dismissed")
-_RANK = {"viewer": 0, "reviewer": 1, "operator_admin": 2}
 FilterParam = Annotated[str | None, Query(max_length=200)]
 
 
 def install_console(app: FastAPI) -> None:
     app.include_router(router)
+    app.include_router(operations.router)
     app.mount("/console/static", StaticFiles(directory=STATIC_DIR), name="console-static")
-
-
-def _access(request: Request, sessions: OperatorSessions, role: Role) -> Access:
-    session = sessions.authenticate(request.cookies.get(SESSION_COOKIE))
-    return OperatorSessions.authorize(session, role)
 
 
 def _filters(status: str | None, kind: str | None, source: str | None) -> ReviewFilters:
@@ -49,18 +46,6 @@ def _filters(status: str | None, kind: str | None, source: str | None) -> Review
 def _query(filters: ReviewFilters, **extra: str) -> str:
     params = {"status": filters.status or "", "kind": filters.kind or "", "source": filters.source_id or ""}
     return urlencode({k: v for k, v in {**params, **extra}.items() if v})
-
-
-def _common(access: Access) -> dict[str, Any]:
-    session = access.session
-    return {
-        "operator": session.display_name or session.subject,
-        "tenant": access.tenant_id,
-        "role": access.role,
-        "memberships": sorted(session.memberships),
-        "csrf_token": session.csrf_token,
-        "can_decide": _RANK[access.role] >= _RANK["reviewer"],
-    }
 
 
 @router.get("", response_class=RedirectResponse)
@@ -79,11 +64,11 @@ def queue_page(
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
     decided: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
-    access = _access(request, sessions, "viewer")
+    access = console_access(request, sessions, "viewer")
     filters = _filters(status, kind, source)
     listing = review.page(access.tenant_id, filters, cursor=cursor or None, limit=50)
     context = {
-        **_common(access),
+        **common_context(access, "review"),
         "page": listing,
         "filters": filters,
         "statuses": STATUSES,
@@ -100,7 +85,7 @@ def _case_page(
     view = review.case(access.tenant_id, case_id)
     following = review.next_case(access.tenant_id, filters, case_id)
     context = {
-        **_common(access),
+        **common_context(access, "review"),
         "view": view,
         "case": view.case,
         "filters": filters,
@@ -123,7 +108,7 @@ def case_page(
     source: FilterParam = None,
     decided: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
-    access = _access(request, sessions, "viewer")
+    access = console_access(request, sessions, "viewer")
     return _case_page(request, access, review, case_id, _filters(status, kind, source), decided=decided)
 
 
@@ -143,9 +128,7 @@ def decide(
     kind: Annotated[str, Form(max_length=200)] = "",
     source: Annotated[str, Form(max_length=200)] = "",
 ) -> Response:
-    session = sessions.authenticate(request.cookies.get(SESSION_COOKIE))
-    OperatorSessions.check_csrf(session, csrf_token)
-    access = OperatorSessions.authorize(session, "reviewer")
+    access = console_form_access(request, sessions, csrf_token, "reviewer")
     filters = _filters(status, kind, source)
     form = DecisionForm(case_id, expected_revision, decision, rationale, idempotency_key)
     view = review.case(access.tenant_id, case_id)

@@ -40,6 +40,13 @@ _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 _ERRORS: dict[int | str, dict[str, Any]] = {status: {"model": ErrorBody} for status in (401, 403, 422, 503)}
 
 
+def _json_error(description: str) -> dict[str, Any]:
+    """An error of the HTML login callback is still a JSON error body (FastAPI would file a ``model`` under the
+    route's own text/html), so its schema is named by reference."""
+    schema = {"$ref": "#/components/schemas/ErrorBody"}
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
 def secure_cookies(request: Request) -> bool:
     """Secure everywhere except plain http on loopback, where a browser would not send a Secure cookie back."""
     return not (request.url.scheme == "http" and request.url.hostname in _LOOPBACK)
@@ -90,7 +97,11 @@ def login(
     operation_id="operatorLoginCallback",
     name="authCallback",
     response_class=HTMLResponse,
-    responses={400: {"model": ErrorBody}, 503: {"model": ErrorBody}},
+    responses={
+        400: _json_error("LOGIN_FAILED: no login in progress, a wrong state, or a code the issuer refused"),
+        422: _json_error("VALIDATION_FAILED: code or state missing"),
+        503: _json_error("UNAVAILABLE: the issuer did not answer"),
+    },
 )
 def callback(
     request: Request,
