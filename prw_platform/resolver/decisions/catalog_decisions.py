@@ -5,8 +5,8 @@ release, the release authorization, the released-state rows and the ``release.au
 next position; all or nothing.
 
 A release authorizes everything accepted and not yet released: every active item at its current revision and
-every current listing mapping (with its listing revision) that the catalog does not publish yet. When there is
-nothing, ``NothingToRelease`` (409 NOTHING_TO_RELEASE) and nothing is written. An Idempotency-Key returns the
+every current listing mapping (with its listing revision), and every merchant, source binding and shipping policy
+at its current revision, that the catalog does not publish yet. When there is nothing, ``NothingToRelease`` (409 NOTHING_TO_RELEASE) and nothing is written. An Idempotency-Key returns the
 first release (the decision row keeps its key and request fingerprint, as for reviewer decisions).
 """
 
@@ -109,7 +109,8 @@ def authorize_release(
         facts.active_items(conn, tenant, stream.catalog_id),
         [releases.ReleasedListing(listing, mapping) for listing, mapping in _public_mappings(conn, stream)],
     )
-    if not items and not listings:
+    merchants = releases.unreleased_merchant_facts(conn, tenant, stream.catalog_id)
+    if not items and not listings and not merchants:
         raise NothingToRelease(f"catalog {stream.catalog_id} has nothing accepted that is not released")
     now = clock()
     decision_id = new_decision_id()
@@ -118,6 +119,9 @@ def authorize_release(
         releases.next_publication_revision(conn, tenant, stream.catalog_id),
         items,
         listings,
+        merchants=merchants.merchants,
+        merchant_sources=merchants.merchant_sources,
+        shipping_policies=merchants.shipping_policies,
     )
     batch = EventBatch(stream, cursor.committed_position, decision_id, now, (), None)
     batch.release_authorized(release)
@@ -135,6 +139,9 @@ def authorize_release(
             "publication_revision": release.publication_revision,
             "items": len(items),
             "listings": len(listings),
+            "merchants": len(merchants.merchants),
+            "merchant_sources": len(merchants.merchant_sources),
+            "shipping_policies": len(merchants.shipping_policies),
         },
         events=batch.refs(),
     )

@@ -1,0 +1,79 @@
+"""What each catalog publishes of its merchants, source bindings and shipping policies (issue 9 item 2).
+
+Revision ID: 0014_released_merchants
+Revises: 0013_review_queue
+
+Like ``released_item`` and ``released_listing`` (0003): the resolver remembers the revision of each merchant fact
+that a release (automatic or an operator's) published, so that the next release publishes only what changed and
+a manual catalog's release publishes its merchants at all. Tenant-scoped with row-level security (INV-06).
+
+Releases written before this revision are not recorded here: the next release of such a catalog publishes its
+merchants once more at their current revisions, which the product applies as the same public state.
+"""
+
+from alembic import op
+
+revision = "0014_released_merchants"
+down_revision = "0013_review_queue"
+branch_labels = None
+depends_on = None
+
+TABLES = """
+CREATE TABLE resolver.released_merchant (
+    tenant_id             text NOT NULL,
+    catalog_id            text NOT NULL,
+    merchant_id           text NOT NULL,
+    revision              bigint NOT NULL CHECK (revision > 0),
+    publication_revision  bigint NOT NULL,
+    PRIMARY KEY (tenant_id, merchant_id),
+    FOREIGN KEY (tenant_id, merchant_id) REFERENCES resolver.merchant
+);
+
+CREATE TABLE resolver.released_merchant_source (
+    tenant_id             text NOT NULL,
+    catalog_id            text NOT NULL,
+    source_id             text NOT NULL,
+    revision              bigint NOT NULL CHECK (revision > 0),
+    publication_revision  bigint NOT NULL,
+    PRIMARY KEY (tenant_id, source_id),
+    FOREIGN KEY (tenant_id, source_id) REFERENCES resolver.merchant_source
+);
+
+CREATE TABLE resolver.released_shipping_policy (
+    tenant_id             text NOT NULL,
+    catalog_id            text NOT NULL,
+    merchant_id           text NOT NULL,
+    revision              bigint NOT NULL CHECK (revision > 0),
+    publication_revision  bigint NOT NULL,
+    PRIMARY KEY (tenant_id, merchant_id),
+    FOREIGN KEY (tenant_id, merchant_id) REFERENCES resolver.shipping_policy
+);
+"""
+
+NEW_TABLES = ("released_merchant", "released_merchant_source", "released_shipping_policy")
+
+TENANT_PREDICATE = "tenant_id = current_setting('app.tenant_id', true)"
+
+
+def _secure(table: str) -> None:
+    op.execute(f"GRANT SELECT, INSERT, UPDATE ON {table} TO resolver_app")
+    op.execute(f"GRANT SELECT ON {table} TO prw_operator")
+    # INV-06: enabled, forced, one tenant_isolation policy for the application role; prw_operator reads all (0007).
+    op.execute(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY")
+    op.execute(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY")
+    op.execute(
+        f"CREATE POLICY tenant_isolation ON {table} TO resolver_app "
+        f"USING ({TENANT_PREDICATE}) WITH CHECK ({TENANT_PREDICATE})"
+    )
+    op.execute(f"CREATE POLICY operator_read ON {table} FOR SELECT TO prw_operator USING (true)")
+
+
+def upgrade() -> None:
+    op.execute(TABLES)
+    for table in NEW_TABLES:
+        _secure(f"resolver.{table}")
+
+
+def downgrade() -> None:
+    for table in reversed(NEW_TABLES):
+        op.execute(f"DROP TABLE resolver.{table}")
