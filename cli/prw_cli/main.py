@@ -64,6 +64,11 @@ class PrwCommands(LazyGroup):
             "Collector OAuth clients: create (client_id + secret, shown once) and revoke.",
         ),
         LazyCommand(
+            "items",
+            "prw_cli.commands.items:app",
+            "Catalog items: retire one (an operator decision; the next release removes it).",
+        ),
+        LazyCommand(
             "merchants",
             "prw_cli.commands.merchants:app",
             "Merchants: add one, bind a source to it, accept its shipping policy (operator decisions).",

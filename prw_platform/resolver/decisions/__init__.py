@@ -7,8 +7,10 @@ runs it inside a caller's transaction (the resolution consumer commits its inbox
 from prw_platform.clock import Clock, utc_now
 from prw_platform.resolver.decisions.catalog_decisions import (
     AuthorizeRelease,
+    ItemRetired,
     ReleaseAuthorized,
     ReleasePolicyChange,
+    RetireItem,
     SetReleasePolicy,
 )
 from prw_platform.resolver.decisions.commands import (
@@ -33,7 +35,9 @@ from prw_platform.resolver.decisions.errors import (
     IdentifierConflict,
     InvalidMerchantFact,
     InvariantViolation,
+    ItemAlreadyRetired,
     ItemExists,
+    ItemNotFound,
     MerchantNotFound,
     NothingToRelease,
     SourceNotInCatalog,
@@ -82,9 +86,12 @@ __all__ = [
     "InvalidMerchantFact",
     "InvalidReviewDecision",
     "InvariantViolation",
+    "ItemAlreadyRetired",
     "ItemExists",
     "ItemFacts",
     "ItemMatch",
+    "ItemNotFound",
+    "ItemRetired",
     "ListingObservation",
     "MapListing",
     "MerchantNotFound",
@@ -94,6 +101,7 @@ __all__ = [
     "OpenReviewCase",
     "ReleaseAuthorized",
     "ReleasePolicyChange",
+    "RetireItem",
     "ReviewAction",
     "ReviewDecision",
     "SetReleasePolicy",

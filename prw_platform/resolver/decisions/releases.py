@@ -44,6 +44,8 @@ class Release:
     merchants: tuple[MerchantState, ...] = ()
     merchant_sources: tuple[MerchantSourceState, ...] = ()
     shipping_policies: tuple[ShippingPolicyState, ...] = ()
+    #: Items at the revision that retired them: the release removes them and the listings they owned (INV-07).
+    retired_items: tuple[ItemState, ...] = ()
 
     @property
     def release_id(self) -> str:
@@ -82,6 +84,9 @@ class Release:
                     merchant=p.merchant_id, revision=p.revision, fields=p.payload()
                 )
                 for p in self.shipping_policies
+            ),
+            retired_items=tuple(
+                contracts.RetiredItem(item=i.item_id, revision=i.revision) for i in self.retired_items
             ),
         )
 
@@ -220,6 +225,22 @@ def _unreleased(
     return tuple(fact for fact in current if published.get(key(fact), 0) < fact.revision)
 
 
+def unreleased_retirements(conn: Connection, tenant_id: str, catalog_id: str) -> tuple[ItemState, ...]:
+    """Retired items the catalog still publishes: the next release removes them (INV-07)."""
+    with conn.cursor(row_factory=class_row(ItemState)) as cur:
+        return tuple(
+            cur.execute(
+                """SELECT i.item_id, i.catalog_id, i.revision, i.status, i.profile, i.title, i.brand, i.identifiers,
+                          i.attributes
+                   FROM resolver.catalog_item i
+                   JOIN resolver.released_item r ON r.tenant_id = i.tenant_id AND r.item_id = i.item_id
+                   WHERE i.tenant_id = %s AND i.catalog_id = %s AND i.status = 'retired' AND r.revision < i.revision
+                   ORDER BY i.item_id""",
+                (tenant_id, catalog_id),
+            )
+        )
+
+
 def next_publication_revision(conn: Connection, tenant_id: str, catalog_id: str) -> int:
     """The release aggregate's next revision, from the catalog's counter row (never max()). The decision holds
     the stream cursor lock; the row lock taken here also orders releases written outside a decision."""
@@ -248,7 +269,8 @@ def record_release(
            VALUES (%s, %s, %s, %s, %s, %s)""",
         (tenant_id, release.catalog_id, release.publication_revision, decision_id, actor, now),
     )
-    for item in release.items:
+    # A retired item is remembered at the revision that retired it: it is removed once, never published again.
+    for item in (*release.items, *release.retired_items):
         conn.execute(
             """INSERT INTO resolver.released_item (tenant_id, catalog_id, item_id, revision, publication_revision)
                VALUES (%s, %s, %s, %s, %s)

@@ -9,6 +9,8 @@ a manual catalog's release publishes its merchants at all. Tenant-scoped with ro
 
 Releases written before this revision are not recorded here: the next release of such a catalog publishes its
 merchants once more at their current revisions, which the product applies as the same public state.
+
+The decision actions gain ``retire_item`` (INV-07: an operator retires an item; the next release removes it).
 """
 
 from alembic import op
@@ -50,6 +52,20 @@ CREATE TABLE resolver.released_shipping_policy (
 );
 """
 
+ACTIONS = (
+    "'create_item_and_map', 'map_listing', 'open_review_case', 'dismiss_case', "
+    "'authorize_release', 'set_release_policy', "
+    "'provision_merchant', 'bind_source', 'accept_shipping_policy'"
+)
+
+
+def _decision_actions(actions: str) -> None:
+    op.execute("ALTER TABLE resolver.decision DROP CONSTRAINT decision_action_check")
+    op.execute(
+        f"ALTER TABLE resolver.decision ADD CONSTRAINT decision_action_check CHECK (action IN ({actions}))"
+    )
+
+
 NEW_TABLES = ("released_merchant", "released_merchant_source", "released_shipping_policy")
 
 TENANT_PREDICATE = "tenant_id = current_setting('app.tenant_id', true)"
@@ -72,8 +88,10 @@ def upgrade() -> None:
     op.execute(TABLES)
     for table in NEW_TABLES:
         _secure(f"resolver.{table}")
+    _decision_actions(f"{ACTIONS}, 'retire_item'")
 
 
 def downgrade() -> None:
+    _decision_actions(ACTIONS)
     for table in reversed(NEW_TABLES):
         op.execute(f"DROP TABLE resolver.{table}")
