@@ -11,14 +11,11 @@ from decimal import Decimal
 import httpx
 import pytest
 
-from prw_api import compose
-from prw_api.server import BackgroundServer
 from prw_platform.bootstrap import Platform
-from prw_platform.product.scopes import project_catalog
-from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec
 from prw_platform.resolver.decisions import MerchantSpec, ShippingPolicySpec
 from prw_platform.runtime import drain
 from prw_platform.services import AuthorizeRelease
+from tests.e2e.product.decisions import served_manual_catalog
 
 TENANT, CATALOG, SOURCE = "ten_relmer", "cat_relmer", "src_relmer_web"
 OPERATOR = "operator:ops_anna"
@@ -27,15 +24,7 @@ POLICY = ShippingPolicySpec("mer_relmer", "EUR", {"DE": Decimal("4.90")}, None)
 
 @pytest.fixture
 def product(platform: Platform) -> Iterator[httpx.Client]:
-    """A manual catalog with its product projection, served by the product app."""
-    provisioned = platform.catalogs.provision(
-        CatalogSpec(TENANT, CATALOG, "Released merchants", "manual", (SourceSpec(SOURCE, "Relmer web"),))
-    )
-    project_catalog(platform.product_db, TENANT, CATALOG, provisioned.stream.history_epoch)
-    with (
-        BackgroundServer(compose.product_app(platform, TENANT, CATALOG)) as server,
-        httpx.Client(base_url=server.url, timeout=10) as http,
-    ):
+    with served_manual_catalog(platform, TENANT, CATALOG, SOURCE) as http:
         yield http
 
 

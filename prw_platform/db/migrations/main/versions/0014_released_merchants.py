@@ -20,37 +20,26 @@ down_revision = "0013_review_queue"
 branch_labels = None
 depends_on = None
 
-TABLES = """
-CREATE TABLE resolver.released_merchant (
-    tenant_id             text NOT NULL,
-    catalog_id            text NOT NULL,
-    merchant_id           text NOT NULL,
-    revision              bigint NOT NULL CHECK (revision > 0),
-    publication_revision  bigint NOT NULL,
-    PRIMARY KEY (tenant_id, merchant_id),
-    FOREIGN KEY (tenant_id, merchant_id) REFERENCES resolver.merchant
-);
+# (table, key column, the fact table its revision belongs to)
+NEW_TABLES = (
+    ("released_merchant", "merchant_id", "merchant"),
+    ("released_merchant_source", "source_id", "merchant_source"),
+    ("released_shipping_policy", "merchant_id", "shipping_policy"),
+)
 
-CREATE TABLE resolver.released_merchant_source (
-    tenant_id             text NOT NULL,
-    catalog_id            text NOT NULL,
-    source_id             text NOT NULL,
-    revision              bigint NOT NULL CHECK (revision > 0),
-    publication_revision  bigint NOT NULL,
-    PRIMARY KEY (tenant_id, source_id),
-    FOREIGN KEY (tenant_id, source_id) REFERENCES resolver.merchant_source
-);
 
-CREATE TABLE resolver.released_shipping_policy (
+def _tracking_table(table: str, key: str, fact: str) -> str:
+    return f"""
+CREATE TABLE resolver.{table} (
     tenant_id             text NOT NULL,
     catalog_id            text NOT NULL,
-    merchant_id           text NOT NULL,
+    {key}  text NOT NULL,
     revision              bigint NOT NULL CHECK (revision > 0),
     publication_revision  bigint NOT NULL,
-    PRIMARY KEY (tenant_id, merchant_id),
-    FOREIGN KEY (tenant_id, merchant_id) REFERENCES resolver.shipping_policy
-);
-"""
+    PRIMARY KEY (tenant_id, {key}),
+    FOREIGN KEY (tenant_id, {key}) REFERENCES resolver.{fact}
+);"""
+
 
 ACTIONS = (
     "'create_item_and_map', 'map_listing', 'open_review_case', 'dismiss_case', "
@@ -65,8 +54,6 @@ def _decision_actions(actions: str) -> None:
         f"ALTER TABLE resolver.decision ADD CONSTRAINT decision_action_check CHECK (action IN ({actions}))"
     )
 
-
-NEW_TABLES = ("released_merchant", "released_merchant_source", "released_shipping_policy")
 
 TENANT_PREDICATE = "tenant_id = current_setting('app.tenant_id', true)"
 
@@ -85,13 +72,13 @@ def _secure(table: str) -> None:
 
 
 def upgrade() -> None:
-    op.execute(TABLES)
-    for table in NEW_TABLES:
+    for table, key, fact in NEW_TABLES:
+        op.execute(_tracking_table(table, key, fact))
         _secure(f"resolver.{table}")
     _decision_actions(f"{ACTIONS}, 'retire_item'")
 
 
 def downgrade() -> None:
     _decision_actions(ACTIONS)
-    for table in reversed(NEW_TABLES):
+    for table, _, _ in reversed(NEW_TABLES):
         op.execute(f"DROP TABLE resolver.{table}")
