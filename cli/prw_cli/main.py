@@ -69,6 +69,11 @@ class PrwCommands(LazyGroup):
             "Dead-letter queues: list them, show an entry, re-drive entries to their queue.",
         ),
         LazyCommand(
+            "items",
+            "prw_cli.commands.items:app",
+            "Catalog items: retire one (an operator decision; the next release removes it).",
+        ),
+        LazyCommand(
             "merchants",
             "prw_cli.commands.merchants:app",
             "Merchants: add one, bind a source to it, accept its shipping policy (operator decisions).",

@@ -232,6 +232,13 @@ class ReleasedShippingPolicy(EventPayload):
     fields: ShippingPolicyPayload = Field(description="The policy at that revision.")
 
 
+class RetiredItem(EventPayload):
+    """An item a release removes from the public catalog, with the listings it owned (INV-07)."""
+
+    item: Identifier = Field(description="Item id.")
+    revision: Revision = Field(description="The item revision that retired it.")
+
+
 class ReleasePayload(EventPayload):
     """`release.authorized`: what one publication adds or changes (earlier releases stay public)."""
 
@@ -250,4 +257,8 @@ class ReleasePayload(EventPayload):
     )
     shipping_policies: tuple[ReleasedShippingPolicy, ...] = Field(
         default=(), description="Shipping policy revisions this release publishes."
+    )
+    retired_items: tuple[RetiredItem, ...] = Field(
+        default=(),
+        description="Retired items this release removes from the public catalog, with the listings they owned.",
     )

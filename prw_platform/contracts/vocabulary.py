@@ -243,7 +243,7 @@ VOCABULARY: Final[Mapping[str, EventType]] = {
             depends_on=(CATALOG_ITEM, LISTING_MAPPING, MERCHANT, MERCHANT_SOURCE, SHIPPING_POLICY),
             dependency_rule="`catalog_item` at every item revision it publishes; `listing_mapping` at every "
             "mapping revision it publishes; `merchant`, `merchant_source` and `shipping_policy` at every "
-            "revision it publishes",
+            "revision it publishes; `catalog_item` at the revision that retired each item it removes",
             summary="A publication of the catalog: one release aggregate per catalog (`rel_<catalog_id>`), whose "
             "revision is the publication revision.",
             revision_key="publication_revision",

@@ -94,6 +94,21 @@ def publish_listing(
     )
 
 
+def withdraw_item(conn: Connection, scope: ProjectedScope, item_id: str) -> None:
+    """A retired item leaves the public catalog with the listings it owned (INV-07): they have no public owner."""
+    key = (*_scope_key(scope), item_id)
+    conn.execute(
+        """DELETE FROM product.public_listing
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s AND item_id = %s""",
+        key,
+    )
+    conn.execute(
+        """DELETE FROM product.public_item
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s AND item_id = %s""",
+        key,
+    )
+
+
 def publish_merchant(conn: Connection, scope: ProjectedScope, merchant: PublicMerchant) -> None:
     conn.execute(
         """INSERT INTO product.public_merchant (tenant_id, catalog_id, generation, merchant_id, published_revision,

@@ -4,7 +4,8 @@ if_product_query: "Release authorization snapshots public fields and accepted li
 for item and mapping dependencies, then changes the release pointer and affected public listing assignments in one
 product transaction. [...] a later internal remap remains private until an applied release." The public rows are
 copied from the release's snapshot, never from the live projection, so an item revision applied after the release
-was authorized stays private. The rows are written through ``public_store``, which owns ``public_item``,
+was authorized stays private; a retired item the release names leaves the public catalog with the listings it
+owned. The rows are written through ``public_store``, which owns ``public_item``,
 ``public_listing`` and ``release_pointer``.
 """
 
@@ -30,6 +31,8 @@ def apply_release(
     conn: Connection, scope: ProjectedScope, event: ProductEvent, release: ReleasePayload
 ) -> None:
     """Called by the consumer once the release's dependencies (and the previous release) are applied."""
+    for retired in release.retired_items:
+        public_store.withdraw_item(conn, scope, retired.item)
     for item in release.items:
         public_store.publish_item(
             conn,

@@ -7,9 +7,11 @@ runs it inside a caller's transaction (the resolution consumer commits its inbox
 from prw_platform.clock import Clock, utc_now
 from prw_platform.resolver.decisions.catalog_decisions import (
     AuthorizeRelease,
+    ItemRetired,
     PendingRelease,
     ReleaseAuthorized,
     ReleasePolicyChange,
+    RetireItem,
     SetReleasePolicy,
 )
 from prw_platform.resolver.decisions.commands import (
@@ -34,7 +36,9 @@ from prw_platform.resolver.decisions.errors import (
     IdentifierConflict,
     InvalidMerchantFact,
     InvariantViolation,
+    ItemAlreadyRetired,
     ItemExists,
+    ItemNotFound,
     MerchantNotFound,
     NothingToRelease,
     SourceNotInCatalog,
@@ -83,9 +87,12 @@ __all__ = [
     "InvalidMerchantFact",
     "InvalidReviewDecision",
     "InvariantViolation",
+    "ItemAlreadyRetired",
     "ItemExists",
     "ItemFacts",
     "ItemMatch",
+    "ItemNotFound",
+    "ItemRetired",
     "ListingObservation",
     "MapListing",
     "MerchantNotFound",
@@ -96,6 +103,7 @@ __all__ = [
     "PendingRelease",
     "ReleaseAuthorized",
     "ReleasePolicyChange",
+    "RetireItem",
     "ReviewAction",
     "ReviewDecision",
     "SetReleasePolicy",

@@ -5,14 +5,20 @@ release, the release authorization, the released-state rows and the ``release.au
 next position; all or nothing.
 
 A release authorizes everything accepted and not yet released: every active item at its current revision and
-every current listing mapping (with its listing revision) that the catalog does not publish yet. When there is
-nothing, ``NothingToRelease`` (409 NOTHING_TO_RELEASE) and nothing is written. An Idempotency-Key returns the
-first release (the decision row keeps its key and request fingerprint, as for reviewer decisions).
+every current listing mapping (with its listing revision), and every merchant, source binding and shipping policy
+at its current revision, that the catalog does not publish yet, and removes every published item retired since.
+When there is nothing, ``NothingToRelease`` (409 NOTHING_TO_RELEASE) and nothing is written. An Idempotency-Key
+returns the first release (the decision row keeps its key and request fingerprint, as for reviewer decisions).
+
+Retiring an item (``prw items retire``, INV-07) is an operator's decision on the catalog too: the item at
+revision + 1 with status ``retired`` (``catalog_item.updated``); nothing maps to it from then on, and the next
+release (in the same transaction when the catalog publishes automatically) removes it and the listings it owned
+from the public catalog.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -23,7 +29,13 @@ from prw_platform.db.database import Connection
 from prw_platform.resolver import catalogs
 from prw_platform.resolver.decisions import facts, releases
 from prw_platform.resolver.decisions.commands import EventRef, StreamRef
-from prw_platform.resolver.decisions.errors import CatalogNotFound, IdempotencyConflict, NothingToRelease
+from prw_platform.resolver.decisions.errors import (
+    CatalogNotFound,
+    IdempotencyConflict,
+    ItemAlreadyRetired,
+    ItemNotFound,
+    NothingToRelease,
+)
 from prw_platform.resolver.decisions.events import EventBatch
 from prw_platform.resolver.decisions.records import (
     DecisionRecord,
@@ -39,6 +51,7 @@ if TYPE_CHECKING:
 
 AUTHORIZE_RELEASE = "authorize_release"
 SET_RELEASE_POLICY = "set_release_policy"
+RETIRE_ITEM = "retire_item"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +75,18 @@ class SetReleasePolicy:
     idempotency_key: str | None = None
 
 
-CatalogCommand = AuthorizeRelease | SetReleasePolicy
+@dataclass(frozen=True, slots=True)
+class RetireItem:
+    """Retire an item of the catalog (``prw items retire``): final, INV-07 keeps every mapping away from it."""
+
+    catalog_id: str
+    item_id: str
+    actor: str
+    rationale: str
+    idempotency_key: str | None = None
+
+
+CatalogCommand = AuthorizeRelease | SetReleasePolicy | RetireItem
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +98,19 @@ class ReleaseAuthorized:
     items: int
     listings: int
     #: The outbox events the release committed (one ``release.authorized``), in position order.
+    events: tuple[EventRef, ...]
+    created_at: datetime
+    replayed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRetired:
+    decision_id: str
+    catalog_id: str
+    item_id: str
+    #: The item revision that retired it.
+    revision: int
+    #: ``catalog_item.updated``, then ``release.authorized`` when the catalog publishes automatically.
     events: tuple[EventRef, ...]
     created_at: datetime
     replayed: bool = False
@@ -104,7 +141,9 @@ def authorize_release(
         return _release_of(replayed, replayed=True)
     tenant = stream.tenant_id
     items, listings = _unreleased(conn, tenant, stream.catalog_id)
-    if not items and not listings:
+    merchants = releases.unreleased_merchant_facts(conn, tenant, stream.catalog_id)
+    retired = releases.unreleased_retirements(conn, tenant, stream.catalog_id)
+    if not items and not listings and not merchants and not retired:
         raise NothingToRelease(f"catalog {stream.catalog_id} has nothing accepted that is not released")
     now = clock()
     decision_id = new_decision_id()
@@ -113,6 +152,10 @@ def authorize_release(
         releases.next_publication_revision(conn, tenant, stream.catalog_id),
         items,
         listings,
+        merchants=merchants.merchants,
+        merchant_sources=merchants.merchant_sources,
+        shipping_policies=merchants.shipping_policies,
+        retired_items=retired,
     )
     batch = EventBatch(stream, cursor.committed_position, decision_id, now, (), None)
     batch.release_authorized(release)
@@ -130,6 +173,10 @@ def authorize_release(
             "publication_revision": release.publication_revision,
             "items": len(items),
             "listings": len(listings),
+            "merchants": len(merchants.merchants),
+            "merchant_sources": len(merchants.merchant_sources),
+            "shipping_policies": len(merchants.shipping_policies),
+            "retired_items": len(retired),
         },
         events=batch.refs(),
     )
@@ -137,6 +184,55 @@ def authorize_release(
     releases.record_release(conn, tenant, release, decision_id, cmd.actor, now)
     append_events(conn, cursor, batch.events)
     return _release_of(record, replayed=False)
+
+
+def retire_item(conn: Connection, cmd: RetireItem, stream: StreamRef, *, clock: Clock) -> ItemRetired:
+    """AW-01 for a retirement, inside the caller's transaction (``app.tenant_id`` = the stream's tenant)."""
+    cursor = lock_cursor(conn, stream)
+    fingerprint = request_fingerprint(cmd)
+    replayed = _replayed(conn, stream, cmd, fingerprint)
+    if replayed is not None:
+        return _retired_of(replayed, replayed=True)
+    current = facts.get_item(conn, stream.tenant_id, cmd.item_id)
+    if current is None or current.catalog_id != stream.catalog_id:
+        raise ItemNotFound(f"no item {cmd.item_id} in catalog {stream.catalog_id}")
+    if current.status == facts.RETIRED:
+        raise ItemAlreadyRetired(f"item {cmd.item_id} is retired already")
+    retired = replace(current, revision=current.revision + 1, status=facts.RETIRED)
+    now = clock()
+    decision_id = new_decision_id()
+    batch = EventBatch(stream, cursor.committed_position, decision_id, now, (), None)
+    batch.item_created(retired)  # catalog_item.updated: the full state, status retired
+    release = _automatic_removal(conn, stream, retired)
+    if release is not None:
+        batch.release_authorized(release)
+    record = _record(
+        decision_id,
+        stream,
+        cmd,
+        fingerprint,
+        now,
+        action=RETIRE_ITEM,
+        prior=(),
+        details={"item_id": retired.item_id, "revision": retired.revision},
+        events=batch.refs(),
+    )
+    insert_decision(conn, replace(record, item_id=retired.item_id))
+    facts.write_retirement(conn, stream.tenant_id, retired, now)
+    if release is not None:
+        releases.record_release(conn, stream.tenant_id, release, decision_id, cmd.actor, now)
+    append_events(conn, cursor, batch.events)
+    return _retired_of(record, replayed=False)
+
+
+def _automatic_removal(
+    conn: Connection, stream: StreamRef, retired: facts.ItemState
+) -> releases.Release | None:
+    """docs/events.md: an automatic catalog publishes the retirement in the decision's transaction."""
+    if current_policy(conn, stream.tenant_id, stream.catalog_id) != releases.AUTOMATIC:
+        return None
+    revision = releases.next_publication_revision(conn, stream.tenant_id, stream.catalog_id)
+    return releases.Release(stream.catalog_id, revision, (), (), retired_items=(retired,))
 
 
 def set_release_policy(
@@ -280,5 +376,18 @@ def _policy_of(record: DecisionRecord, *, replayed: bool) -> ReleasePolicyChange
         previous="automatic" if details["previous"] == "automatic" else "manual",
         policy="automatic" if details["release_policy"] == "automatic" else "manual",
         decision_id=record.decision_id,
+        replayed=replayed,
+    )
+
+
+def _retired_of(record: DecisionRecord, *, replayed: bool) -> ItemRetired:
+    details = record.details
+    return ItemRetired(
+        decision_id=record.decision_id,
+        catalog_id=record.stream.catalog_id,
+        item_id=str(details["item_id"]),
+        revision=int(details["revision"]),
+        events=record.events,
+        created_at=record.created_at,
         replayed=replayed,
     )

@@ -103,3 +103,15 @@ class NothingToRelease(DecisionError):
     written (no decision, no position): 409 NOTHING_TO_RELEASE, do not retry until something is accepted."""
 
     code = "NOTHING_TO_RELEASE"
+
+
+class ItemNotFound(DecisionError):
+    """The catalog has no such item (``prw items retire``): NOT_FOUND, nothing written."""
+
+    code = "NOT_FOUND"
+
+
+class ItemAlreadyRetired(DecisionError):
+    """The item is retired already (INV-07: retirement is final): 409 ITEM_RETIRED, nothing written."""
+
+    code = "ITEM_RETIRED"

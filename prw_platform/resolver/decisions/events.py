@@ -122,13 +122,15 @@ class EventBatch:
         )
 
     def release_authorized(self, release: Release) -> None:
-        # docs/events.md: every item, mapping, merchant, binding and shipping policy revision it publishes.
+        # docs/events.md: every item, mapping, merchant, binding and shipping policy revision it publishes, and the
+        # revision that retired each item it removes.
         dependencies = (
             *(_rev(CATALOG_ITEM, i.item_id, i.revision) for i in release.items),
             *(_rev(LISTING_MAPPING, r.mapping.listing_id, r.mapping.revision) for r in release.listings),
             *(_rev(MERCHANT, m.merchant_id, m.revision) for m in release.merchants),
             *(_rev(MERCHANT_SOURCE, b.source_id, b.revision) for b in release.merchant_sources),
             *(_rev(SHIPPING_POLICY, p.merchant_id, p.revision) for p in release.shipping_policies),
+            *(_rev(CATALOG_ITEM, i.item_id, i.revision) for i in release.retired_items),
         )
         self._add(
             "release.authorized",

@@ -177,6 +177,17 @@ def get_item(conn: Connection, tenant_id: str, item_id: str) -> ItemState | None
         ).fetchone()
 
 
+def write_retirement(conn: Connection, tenant_id: str, item: ItemState, now: datetime) -> None:
+    """The item at the revision that retired it; replaces exactly the previous revision (the cursor lock)."""
+    updated = conn.execute(
+        """UPDATE resolver.catalog_item SET revision = %s, status = %s, updated_at = %s
+           WHERE tenant_id = %s AND item_id = %s AND revision = %s""",
+        (item.revision, RETIRED, now, tenant_id, item.item_id, item.revision - 1),
+    ).rowcount
+    if updated != 1:
+        raise RuntimeError(f"{item.item_id} changed outside the stream cursor lock")
+
+
 def insert_item(conn: Connection, tenant_id: str, item: ItemState, now: datetime) -> None:
     conn.execute(
         """INSERT INTO resolver.catalog_item (tenant_id, catalog_id, item_id, revision, status, profile, title,

@@ -199,8 +199,10 @@ def get_policy(conn: Connection, tenant_id: str, merchant_id: str) -> ShippingPo
                FROM resolver.shipping_policy WHERE tenant_id = %s AND merchant_id = %s""",
             (tenant_id, merchant_id),
         ).fetchone()
-    if row is None:
-        return None
+    return None if row is None else _policy_state(row)
+
+
+def _policy_state(row: _PolicyRow) -> ShippingPolicyState:
     return ShippingPolicyState(
         row.merchant_id,
         row.catalog_id,
@@ -209,6 +211,35 @@ def get_policy(conn: Connection, tenant_id: str, merchant_id: str) -> ShippingPo
         {destination: Decimal(rate) for destination, rate in row.rates.items()},
         row.free_shipping_threshold,
     )
+
+
+def catalog_merchants(conn: Connection, tenant_id: str, catalog_id: str) -> list[MerchantState]:
+    """Every merchant of the catalog at its current revision (an operator release publishes what changed)."""
+    with conn.cursor(row_factory=class_row(MerchantState)) as cur:
+        return cur.execute(
+            """SELECT merchant_id, catalog_id, revision, name, url FROM resolver.merchant
+               WHERE tenant_id = %s AND catalog_id = %s ORDER BY merchant_id""",
+            (tenant_id, catalog_id),
+        ).fetchall()
+
+
+def catalog_bindings(conn: Connection, tenant_id: str, catalog_id: str) -> list[MerchantSourceState]:
+    with conn.cursor(row_factory=class_row(MerchantSourceState)) as cur:
+        return cur.execute(
+            """SELECT source_id, catalog_id, merchant_id, revision FROM resolver.merchant_source
+               WHERE tenant_id = %s AND catalog_id = %s ORDER BY source_id""",
+            (tenant_id, catalog_id),
+        ).fetchall()
+
+
+def catalog_policies(conn: Connection, tenant_id: str, catalog_id: str) -> list[ShippingPolicyState]:
+    with conn.cursor(row_factory=class_row(_PolicyRow)) as cur:
+        rows = cur.execute(
+            """SELECT merchant_id, catalog_id, revision, currency, rates, free_shipping_threshold
+               FROM resolver.shipping_policy WHERE tenant_id = %s AND catalog_id = %s ORDER BY merchant_id""",
+            (tenant_id, catalog_id),
+        ).fetchall()
+    return [_policy_state(row) for row in rows]
 
 
 def write_merchant(

@@ -2,20 +2,24 @@
 
 A catalog whose release policy is ``automatic`` publishes in the same transaction as every decision that changes
 public state: the release lists the item revisions and listing assignments the decision made public, and the
-resolver remembers what each catalog publishes (``released_item``, ``released_listing``) so that the next
-release, automatic or manual, publishes only what changed.
+resolver remembers what each catalog publishes (``released_item``, ``released_listing``, and the merchant facts'
+``released_merchant``, ``released_merchant_source``, ``released_shipping_policy``) so that the next release,
+automatic or manual, publishes only what changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol, TypeVar
 
-from psycopg.rows import class_row, scalar_row
+from psycopg import sql
+from psycopg.rows import class_row, scalar_row, tuple_row
 
 from prw_platform import contracts
 from prw_platform.db.database import Connection
+from prw_platform.resolver.decisions import merchants as merchant_facts
 from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
 from prw_platform.resolver.decisions.merchants import MerchantSourceState, MerchantState, ShippingPolicyState
 
@@ -40,6 +44,8 @@ class Release:
     merchants: tuple[MerchantState, ...] = ()
     merchant_sources: tuple[MerchantSourceState, ...] = ()
     shipping_policies: tuple[ShippingPolicyState, ...] = ()
+    #: Items at the revision that retired them: the release removes them and the listings they owned (INV-07).
+    retired_items: tuple[ItemState, ...] = ()
 
     @property
     def release_id(self) -> str:
@@ -79,7 +85,22 @@ class Release:
                 )
                 for p in self.shipping_policies
             ),
+            retired_items=tuple(
+                contracts.RetiredItem(item=i.item_id, revision=i.revision) for i in self.retired_items
+            ),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class MerchantRelease:
+    """The merchant facts a release publishes: merchants, source bindings and shipping policies."""
+
+    merchants: tuple[MerchantState, ...] = ()
+    merchant_sources: tuple[MerchantSourceState, ...] = ()
+    shipping_policies: tuple[ShippingPolicyState, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.merchants or self.merchant_sources or self.shipping_policies)
 
 
 def release_id_for(catalog_id: str) -> str:
@@ -136,6 +157,90 @@ def unreleased(
     return new_items, new_listings
 
 
+class _Revisioned(Protocol):
+    @property
+    def catalog_id(self) -> str: ...
+
+    @property
+    def revision(self) -> int: ...
+
+
+_Fact = TypeVar("_Fact", bound=_Revisioned)
+
+
+@dataclass(frozen=True, slots=True)
+class _Tracking:
+    """The table that remembers which revision of one kind of merchant fact the catalog publishes."""
+
+    table: str
+    key_column: str
+
+
+_MERCHANTS = _Tracking("released_merchant", "merchant_id")
+_MERCHANT_SOURCES = _Tracking("released_merchant_source", "source_id")
+_SHIPPING_POLICIES = _Tracking("released_shipping_policy", "merchant_id")
+
+
+def unreleased_merchant_facts(conn: Connection, tenant_id: str, catalog_id: str) -> MerchantRelease:
+    """The catalog's merchants, bindings and policies whose current revision it does not publish yet."""
+    return MerchantRelease(
+        _unreleased(
+            conn,
+            _MERCHANTS,
+            tenant_id,
+            merchant_facts.catalog_merchants(conn, tenant_id, catalog_id),
+            lambda m: m.merchant_id,
+        ),
+        _unreleased(
+            conn,
+            _MERCHANT_SOURCES,
+            tenant_id,
+            merchant_facts.catalog_bindings(conn, tenant_id, catalog_id),
+            lambda b: b.source_id,
+        ),
+        _unreleased(
+            conn,
+            _SHIPPING_POLICIES,
+            tenant_id,
+            merchant_facts.catalog_policies(conn, tenant_id, catalog_id),
+            lambda p: p.merchant_id,
+        ),
+    )
+
+
+def _unreleased(
+    conn: Connection,
+    tracking: _Tracking,
+    tenant_id: str,
+    current: Sequence[_Fact],
+    key: Callable[[_Fact], str],
+) -> tuple[_Fact, ...]:
+    query = sql.SQL(
+        "SELECT {key}, revision FROM resolver.{table} WHERE tenant_id = %s AND {key} = ANY(%s)"
+    ).format(key=sql.Identifier(tracking.key_column), table=sql.Identifier(tracking.table))
+    with conn.cursor(row_factory=tuple_row) as cur:
+        published: dict[str, int] = dict(
+            cur.execute(query, (tenant_id, [key(fact) for fact in current])).fetchall()
+        )
+    return tuple(fact for fact in current if published.get(key(fact), 0) < fact.revision)
+
+
+def unreleased_retirements(conn: Connection, tenant_id: str, catalog_id: str) -> tuple[ItemState, ...]:
+    """Retired items the catalog still publishes: the next release removes them (INV-07)."""
+    with conn.cursor(row_factory=class_row(ItemState)) as cur:
+        return tuple(
+            cur.execute(
+                """SELECT i.item_id, i.catalog_id, i.revision, i.status, i.profile, i.title, i.brand, i.identifiers,
+                          i.attributes
+                   FROM resolver.catalog_item i
+                   JOIN resolver.released_item r ON r.tenant_id = i.tenant_id AND r.item_id = i.item_id
+                   WHERE i.tenant_id = %s AND i.catalog_id = %s AND i.status = 'retired' AND r.revision < i.revision
+                   ORDER BY i.item_id""",
+                (tenant_id, catalog_id),
+            )
+        )
+
+
 def next_publication_revision(conn: Connection, tenant_id: str, catalog_id: str) -> int:
     """The release aggregate's next revision, from the catalog's counter row (never max()). The decision holds
     the stream cursor lock; the row lock taken here also orders releases written outside a decision."""
@@ -164,7 +269,8 @@ def record_release(
            VALUES (%s, %s, %s, %s, %s, %s)""",
         (tenant_id, release.catalog_id, release.publication_revision, decision_id, actor, now),
     )
-    for item in release.items:
+    # A retired item is remembered at the revision that retired it: it is removed once, never published again.
+    for item in (*release.items, *release.retired_items):
         conn.execute(
             """INSERT INTO resolver.released_item (tenant_id, catalog_id, item_id, revision, publication_revision)
                VALUES (%s, %s, %s, %s, %s)
@@ -190,4 +296,30 @@ def record_release(
                 entry.listing.revision,
                 release.publication_revision,
             ),
+        )
+    _remember(conn, _MERCHANTS, tenant_id, release, [(m.merchant_id, m) for m in release.merchants])
+    _remember(
+        conn, _MERCHANT_SOURCES, tenant_id, release, [(b.source_id, b) for b in release.merchant_sources]
+    )
+    _remember(
+        conn, _SHIPPING_POLICIES, tenant_id, release, [(p.merchant_id, p) for p in release.shipping_policies]
+    )
+
+
+def _remember(
+    conn: Connection,
+    tracking: _Tracking,
+    tenant_id: str,
+    release: Release,
+    facts: Sequence[tuple[str, _Revisioned]],
+) -> None:
+    statement = sql.SQL(
+        """INSERT INTO resolver.{table} (tenant_id, catalog_id, {key}, revision, publication_revision)
+           VALUES (%s, %s, %s, %s, %s)
+           ON CONFLICT (tenant_id, {key})
+           DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision"""
+    ).format(key=sql.Identifier(tracking.key_column), table=sql.Identifier(tracking.table))
+    for key, fact in facts:
+        conn.execute(
+            statement, (tenant_id, fact.catalog_id, key, fact.revision, release.publication_revision)
         )

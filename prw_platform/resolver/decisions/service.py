@@ -30,9 +30,11 @@ from prw_platform.resolver import catalogs
 from prw_platform.resolver.decisions import cases, catalog_decisions, facts, identity, invariants, releases
 from prw_platform.resolver.decisions.catalog_decisions import (
     AuthorizeRelease,
+    ItemRetired,
     PendingRelease,
     ReleaseAuthorized,
     ReleasePolicyChange,
+    RetireItem,
     SetReleasePolicy,
 )
 from prw_platform.resolver.decisions.commands import (
@@ -152,6 +154,16 @@ class DecisionService:
             read_only=True,
         )
 
+    def retire_item(self, cmd: RetireItem, tenant_id: str) -> ItemRetired:
+        """INV-07: retire an item; the next release removes it from the public catalog."""
+        cmd = replace(cmd, idempotency_key=_actor_key(cmd.actor, cmd.idempotency_key))
+        stream = self._catalog_stream(tenant_id, cmd.catalog_id)
+        return self._run_catalog_decision(
+            stream,
+            cmd.idempotency_key,
+            lambda conn: catalog_decisions.retire_item(conn, cmd, stream, clock=self._clock),
+        )
+
     def decision(self, tenant_id: str, decision_id: str) -> DecisionDetail | None:
         """if_admin_read: the decision of ``tenant_id`` with its facts, events and provenance; None if absent."""
         return self._db.run(
@@ -184,7 +196,7 @@ class DecisionService:
             raise InvariantViolation("INV-02", f"profile {pin} is not installed: {error}") from error
 
 
-_Outcome = TypeVar("_Outcome", ReleaseAuthorized, ReleasePolicyChange)
+_Outcome = TypeVar("_Outcome", ReleaseAuthorized, ReleasePolicyChange, ItemRetired)
 
 
 def _actor_key(actor: str, key: str | None) -> str | None:

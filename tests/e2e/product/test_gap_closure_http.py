@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from decimal import Decimal
 
 import httpx
 import psycopg
@@ -20,43 +18,19 @@ from prw_api import compose
 from prw_api.server import BackgroundServer
 from prw_platform.bootstrap import Platform, bootstrap
 from prw_platform.config import Settings
-from prw_platform.plugins.types import NormalizedAttribute
 from prw_platform.product import reports as product_reports
 from prw_platform.product.scopes import project_catalog
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec
-from prw_platform.resolver.decisions import CreateItemAndMap, ItemFacts, ListingObservation
+from prw_platform.resolver.decisions import CreateItemAndMap
 from prw_platform.runtime import Budget, drain, run_stage
 from prw_platform.services import COLLECTOR_SCOPES, PRODUCT_SCOPES, ClientSpec, ProvisionedClient
-from tests.integration.resolver.decision_builders import gtin_for
+from tests.e2e.product.decisions import create_and_map
 
 TENANT, CATALOG, SOURCE = "ten_gaps", "cat_gaps", "src_gaps_web"
 
 
 def create(n: int) -> CreateItemAndMap:
-    return CreateItemAndMap(
-        item=ItemFacts(
-            profile="np_storage@2",
-            title=f"Strata P5 {n} TB",
-            brand="Corvana",
-            gtin=gtin_for(n),
-            mpn=f"CVN-SP5-{n}T0",
-            attributes=(NormalizedAttribute("storage:capacity", Decimal(n * 1000), 1, unit="GB"),),
-        ),
-        listing=ListingObservation(
-            source_id=SOURCE,
-            observed_at=datetime(2026, 11, 1, tzinfo=UTC),
-            capture_id=f"cap_gaps_{n:04d}",
-            url=f"https://gaps.example/p/{n}",
-            native_record_id=f"rec_{n}",
-            title=f"Strata P5 SSD {n}",
-            price=Decimal("129.00"),
-            currency="EUR",
-            availability="in_stock",
-        ),
-        actor="rule:create_on_required_identifiers@1",
-        rationale="no item has these identifiers",
-        idempotency_key=f"job:{CATALOG}:cap_gaps_{n:04d}:identity:1",
-    )
+    return create_and_map(CATALOG, SOURCE, "gaps", n)
 
 
 @dataclass

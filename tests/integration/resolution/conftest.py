@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from prw_platform.db.database import Database
 from prw_platform.plugins import PluginRegistry, get_plugin_manager
@@ -30,6 +31,7 @@ from tests.integration.resolution.pipeline import (
     Collector,
     Resolution,
 )
+from tests.support.postgres import TestDatabases
 
 
 @pytest.fixture(scope="session")
@@ -112,3 +114,11 @@ def services(
 @pytest.fixture
 def resolution(queue: PostgresQueue, services: ResolutionServices, owner_db: Database) -> Resolution:
     return Resolution(queue, services, owner_db)
+
+
+@pytest.fixture
+def runner(databases: TestDatabases, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    """``prw`` in-process against the test's databases (the commands bootstrap from the environment)."""
+    monkeypatch.setenv("PRW_DATABASE_URL", databases.main)
+    monkeypatch.setenv("PRW_CONTROL_DATABASE_URL", databases.control)
+    return CliRunner()

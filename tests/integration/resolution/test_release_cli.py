@@ -19,14 +19,6 @@ from tests.integration.resolution.pipeline import (
     Resolution,
     page,
 )
-from tests.support import postgres
-
-
-@pytest.fixture
-def runner(databases: postgres.TestDatabases, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("PRW_DATABASE_URL", databases.main)
-    monkeypatch.setenv("PRW_CONTROL_DATABASE_URL", databases.control)
-    return CliRunner()
 
 
 @pytest.fixture
