@@ -11,21 +11,24 @@ from dataclasses import dataclass
 
 import pluggy
 
-from prw_platform.plugins.pins import check_adapter_pin, check_profile_pin, pin
+from prw_platform.plugins.identity import IdentityRule
+from prw_platform.plugins.pins import check_adapter_pin, check_profile_pin, check_rule_pin, pin
 from prw_platform.plugins.types import InvalidPluginResult, NormalizationProfile, SourceAdapter
 
 ADAPTERS_HOOK = "prw_register_adapters"
 PROFILES_HOOK = "prw_register_profiles"
+RULES_HOOK = "prw_identity_rules"
 
 
 @dataclass(frozen=True, slots=True)
 class PluginContribution:
-    """The adapters and profiles one plugin (by its registered name) offers."""
+    """The adapters, profiles and identity rules one plugin (by its registered name) offers."""
 
     plugin_name: str
     plugin: object
     adapters: tuple[SourceAdapter, ...]
     profiles: tuple[NormalizationProfile, ...]
+    rules: tuple[IdentityRule, ...] = ()
 
     @property
     def adapter_pins(self) -> tuple[str, ...]:
@@ -34,6 +37,10 @@ class PluginContribution:
     @property
     def profile_pins(self) -> tuple[str, ...]:
         return tuple(pin(p.name, p.version) for p in self.profiles)
+
+    @property
+    def rule_pins(self) -> tuple[str, ...]:
+        return tuple(pin(r.name, r.version) for r in self.rules)
 
 
 def collect_contributions(pm: pluggy.PluginManager) -> list[PluginContribution]:
@@ -58,11 +65,23 @@ def collect_contributions(pm: pluggy.PluginManager) -> list[PluginContribution]:
                     "NormalizationProfile (name, version, definitions, identity_keys, normalize)"
                 )
             profiles.append(item)
+        rules: list[IdentityRule] = []
+        for item in _ask(pm, plugin, plugin_name, RULES_HOOK):
+            if not isinstance(item, IdentityRule):
+                raise InvalidPluginResult(
+                    f"plugin {plugin_name!r}: {RULES_HOOK}() returned {item!r}, "
+                    "which is not an IdentityRule (name, version, decide)"
+                )
+            rules.append(item)
         for adapter in adapters:
             check_adapter_pin(pin(adapter.name, adapter.version), provider=plugin_name)
         for profile in profiles:
             check_profile_pin(pin(profile.name, profile.version), provider=plugin_name)
-        contributions.append(PluginContribution(plugin_name, plugin, tuple(adapters), tuple(profiles)))
+        for rule in rules:
+            check_rule_pin(pin(rule.name, rule.version), provider=plugin_name)
+        contributions.append(
+            PluginContribution(plugin_name, plugin, tuple(adapters), tuple(profiles), tuple(rules))
+        )
     return contributions
 
 

@@ -369,7 +369,9 @@ def active_items_near_title(
         ).fetchall()
 
 
-def active_item_summaries(conn: Connection, tenant_id: str, catalog_id: str, *, limit: int) -> list[ItemSummary]:
+def active_item_summaries(
+    conn: Connection, tenant_id: str, catalog_id: str, *, limit: int
+) -> list[ItemSummary]:
     """Active items (INV-07) by item id, at most ``limit``: the candidate scan where ``pg_trgm`` is missing."""
     with conn.cursor(row_factory=class_row(ItemSummary)) as cur:
         return cur.execute(

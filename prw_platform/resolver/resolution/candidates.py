@@ -18,6 +18,7 @@ are candidates (INV-07).
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -74,7 +75,7 @@ def _is_model(token: str) -> bool:
 def model_tokens(text: str | None) -> frozenset[str]:
     """Words mixing letters and digits ("pslx350h"), and two neighbouring words joined ("ps lx350h")."""
     split = words(text)
-    joined = [a + b for a, b in zip(split, split[1:], strict=False)]
+    joined = [a + b for a, b in itertools.pairwise(split)]
     return frozenset(token for token in [*split, *joined] if _is_model(token))
 
 
@@ -101,7 +102,9 @@ def score_item(listing: ListingKey, item: ItemSummary) -> Candidate:
     compact = "".join(words(item.title))
     shared = sorted(m for m in listing.models if m in compact)
     same_brand = bool(listing.brand) and listing.brand == _brand_of(item.brand, item.title)
-    score = TITLE_WEIGHT * similarity + (MODEL_SCORE if shared else 0.0) + (BRAND_SCORE if same_brand else 0.0)
+    score = (
+        TITLE_WEIGHT * similarity + (MODEL_SCORE if shared else 0.0) + (BRAND_SCORE if same_brand else 0.0)
+    )
     reasons = [f"title trigram similarity {similarity:.2f}"]
     if shared:
         reasons.append(f"model number {', '.join(shared)}")
