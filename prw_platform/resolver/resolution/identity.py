@@ -21,7 +21,7 @@ IDEMPOTENCY_CONFLICT), and a redelivered job is absorbed by the inbox before it 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, cast, get_args
 
@@ -70,6 +70,8 @@ _CONFLICTING_CLAIMS = "CONFLICTING_CLAIMS"
 _AVAILABILITIES: frozenset[str] = frozenset(get_args(Availability))
 
 Command = CreateItemAndMap | MapListing | OpenReviewCase
+#: The rule that decided, its verdict, and the candidate it names.
+RuledMatch = tuple[IdentityRule, IdentityVerdict, IdentityCandidate]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,9 +148,7 @@ def _named_item(context: _Context, match: ItemMatch) -> IdentityDecision:
     return context.review("no_rule_decided", reason, (Candidate(named.item_id, named.score, named.reason),))
 
 
-def ask_rules(
-    rules: Sequence[IdentityRule], evidence: IdentityEvidence
-) -> tuple[IdentityRule, IdentityVerdict, IdentityCandidate] | None:
+def ask_rules(rules: Sequence[IdentityRule], evidence: IdentityEvidence) -> RuledMatch | None:
     """The first rule's verdict that names one of the evidence's candidates (in rule order), with that candidate."""
     offered = {c.item_id: c for c in evidence.candidates}
     for rule in rules:
@@ -156,6 +156,18 @@ def ask_rules(
         if verdict is not None and verdict.item_id in offered:
             return rule, verdict, offered[verdict.item_id]
     return None
+
+
+def candidate_identity(
+    conn: Connection, stream: StreamRef, rules: Sequence[IdentityRule], listing: IdentityEvidence
+) -> tuple[tuple[Candidate, ...], RuledMatch | None]:
+    """A listing no strong identifier settles: its ranked review-case candidates, and the first identity rule's
+    verdict on them (None: a reviewer decides). ``prw eval matching`` measures exactly this path."""
+    candidates = rank_candidates(
+        conn, stream.tenant_id, stream.catalog_id, brand=listing.brand, title=listing.title
+    )
+    offered = tuple(IdentityCandidate(c.item_id, c.score, c.reason) for c in candidates)
+    return candidates, ask_rules(rules, replace(listing, candidates=offered))
 
 
 def rule_actor(rule: IdentityRule) -> str:
@@ -210,10 +222,8 @@ def _create_or_review(
         )
         return context.decided(command, {"identity_keys_satisfied": [list(keys) for keys in satisfied]})
     needed = " | ".join(" + ".join(keys) for keys in profile.identity_keys)
-    candidates = rank_candidates(
-        conn, stream.tenant_id, stream.catalog_id, brand=ids[BRAND], title=_text(result, TITLE)
-    )
-    ruled = context.ask_rules(tuple(IdentityCandidate(c.item_id, c.score, c.reason) for c in candidates))
+    evidence = context.evidence(())
+    candidates, ruled = candidate_identity(conn, stream, context.rules, evidence)
     if ruled is not None:
         return _map(context, *ruled)
     reason = (
@@ -238,13 +248,12 @@ class _Context:
     def identifiers(self) -> dict[str, str | None]:
         return {key: _text(self.result, key) for key in _IDENTIFIERS}
 
-    def ask_rules(
-        self, candidates: tuple[IdentityCandidate, ...]
-    ) -> tuple[IdentityRule, IdentityVerdict, IdentityCandidate] | None:
+    def evidence(self, candidates: tuple[IdentityCandidate, ...]) -> IdentityEvidence:
         ids = self.identifiers()
-        title = _text(self.result, TITLE)
-        evidence = IdentityEvidence(title, ids[BRAND], ids[GTIN], ids[MPN], candidates)
-        return ask_rules(self.rules, evidence)
+        return IdentityEvidence(_text(self.result, TITLE), ids[BRAND], ids[GTIN], ids[MPN], candidates)
+
+    def ask_rules(self, candidates: tuple[IdentityCandidate, ...]) -> RuledMatch | None:
+        return ask_rules(self.rules, self.evidence(candidates))
 
     def observation(self) -> ListingObservation:
         """The listing as this capture shows it. Natural key and URL come from the capture row (the truth);
