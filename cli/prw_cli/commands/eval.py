@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -109,18 +109,16 @@ def _progress() -> Progress:
     return Progress(*columns, console=err_console, transient=True, disable=not err_console.is_terminal)
 
 
-CsvFile = Annotated[Path, typer.Option(exists=True, dir_okay=False, show_default=False)]
+def _csv_option(flag: str, help_text: str) -> Any:
+    return typer.Option(flag, exists=True, dir_okay=False, show_default=False, help=help_text)
 
 
 @app.command("matching")
 def matching(
-    catalog: Annotated[CsvFile, typer.Option("--catalog", help="Table loaded as catalog items (id, name).")],
-    listings: Annotated[
-        CsvFile, typer.Option("--listings", help="Table whose rows are identified (id, name).")
-    ],
+    catalog: Annotated[Path, _csv_option("--catalog", "Table loaded as catalog items (id, name).")],
+    listings: Annotated[Path, _csv_option("--listings", "Table whose rows are identified (id, name).")],
     pairs_file: Annotated[
-        CsvFile,
-        typer.Option("--pairs", help="Labelled pairs: ltable_id (catalog), rtable_id (listing), label."),
+        Path, _csv_option("--pairs", "Labelled pairs: ltable_id (catalog), rtable_id (listing), label.")
     ],
     out: Annotated[
         Path | None,
@@ -166,12 +164,12 @@ def _render_matching(title: str, scores: matching_eval.MatchingScores) -> None:
     table.add_column("of", justify="right")
     table.add_row("listings identified", str(scores.listings), "")
     table.add_row("automatic mappings", str(scores.automatic), str(scores.listings))
-    table.add_row(
-        "automatic precision", f"{scores.precision:.3f}", f"{scores.automatic_correct}/{scores.automatic}"
-    )
-    table.add_row(
-        "coverage of true matches", f"{scores.coverage:.3f}", f"{scores.automatic_correct}/{scores.matches}"
-    )
+    judged = scores.automatic_correct + scores.automatic_wrong
+    correct = f"{scores.automatic_correct}/{judged}"
+    table.add_row("automatic precision (judged)", f"{scores.precision:.3f}", correct)
+    table.add_row("automatic mappings unjudged", str(scores.unjudged), str(scores.automatic))
+    covered = f"{scores.automatic_correct}/{scores.matches}"
+    table.add_row("coverage of true matches", f"{scores.coverage:.3f}", covered)
     table.add_row("candidate recall@1", f"{scores.recall_at_1:.3f}", str(scores.matches))
     table.add_row("candidate recall@5", f"{scores.recall_at_5:.3f}", str(scores.matches))
     console.print(table)

@@ -6,7 +6,9 @@ ids rows of the listings table. The listings evaluated are those the pairs file 
 
 Scores, over the labelled matches (label 1):
 
-- automatic precision: automatic mappings onto the labelled match / automatic mappings of evaluated listings;
+- automatic precision: automatic mappings onto a labelled match / judged automatic mappings. A mapping is judged
+  wrong when its pair is labelled 0 or its listing's labelled match is another record (these benchmarks are
+  one-to-one); a mapping the pairs say nothing about is unjudged and reported as such;
 - coverage: labelled matches mapped automatically / labelled matches;
 - recall@k: labelled matches whose catalog record is among the listing's first k review-case candidates.
 """
@@ -35,6 +37,15 @@ class Pairs:
     matches: dict[str, frozenset[str]]
     #: Every listing record id the pairs name, in file order.
     listings: tuple[str, ...]
+    #: (catalog record id, listing record id) labelled as not the same product.
+    non_matches: frozenset[tuple[str, str]] = frozenset()
+
+    def judge(self, catalog_id: str, listing_id: str) -> bool | None:
+        """True: a labelled match; False: labelled otherwise; None: the pairs say nothing."""
+        truth = self.matches.get(listing_id, frozenset())
+        if catalog_id in truth:
+            return True
+        return False if truth or (catalog_id, listing_id) in self.non_matches else None
 
     @property
     def match_count(self) -> int:
@@ -47,12 +58,18 @@ class MatchingScores:
     matches: int
     automatic: int
     automatic_correct: int
+    automatic_wrong: int
     recall_at_1: float
     recall_at_5: float
 
     @property
     def precision(self) -> float:
-        return self.automatic_correct / self.automatic if self.automatic else 1.0
+        judged = self.automatic_correct + self.automatic_wrong
+        return self.automatic_correct / judged if judged else 1.0
+
+    @property
+    def unjudged(self) -> int:
+        return self.automatic - self.automatic_correct - self.automatic_wrong
 
     @property
     def coverage(self) -> float:
@@ -86,6 +103,7 @@ def load_table(path: Path) -> dict[str, Record]:
 
 def load_pairs(path: Path, catalog: dict[str, Record], listings: dict[str, Record]) -> Pairs:
     matches: dict[str, set[str]] = {}
+    non_matches: set[tuple[str, str]] = set()
     named: dict[str, None] = {}
     for row in _rows(path, ("ltable_id", "rtable_id", "label")):
         left, right = row["ltable_id"], row["rtable_id"]
@@ -94,16 +112,15 @@ def load_pairs(path: Path, catalog: dict[str, Record], listings: dict[str, Recor
         named[right] = None
         if row["label"].strip() == "1":
             matches.setdefault(right, set()).add(left)
-    return Pairs({k: frozenset(v) for k, v in matches.items()}, tuple(named))
+        else:
+            non_matches.add((left, right))
+    return Pairs({k: frozenset(v) for k, v in matches.items()}, tuple(named), frozenset(non_matches))
 
 
 def score(results: Sequence[ListingIdentity], pairs: Pairs) -> MatchingScores:
-    automatic = [r for r in results if r.automatic is not None]
-    correct = sum(
-        1
-        for r in automatic
-        if r.automatic is not None and r.automatic.record_id in pairs.matches.get(r.listing.record_id, ())
-    )
+    verdicts = [
+        pairs.judge(r.automatic.record_id, r.listing.record_id) for r in results if r.automatic is not None
+    ]
     found_at = {1: 0, 5: 0}
     for result in results:
         ranked = [c.record_id for c in result.candidates]
@@ -114,8 +131,9 @@ def score(results: Sequence[ListingIdentity], pairs: Pairs) -> MatchingScores:
     return MatchingScores(
         listings=len(results),
         matches=total,
-        automatic=len(automatic),
-        automatic_correct=correct,
+        automatic=len(verdicts),
+        automatic_correct=verdicts.count(True),
+        automatic_wrong=verdicts.count(False),
         recall_at_1=found_at[1] / total if total else 0.0,
         recall_at_5=found_at[5] / total if total else 0.0,
     )
@@ -130,9 +148,14 @@ def csv_header() -> list[str]:
         "rank",
         "record_id",
         "score",
+        "judged",
         "rule",
         "reason",
     ]
+
+
+def _judged(pairs: Pairs, catalog_id: str, listing_id: str) -> str:
+    return {True: "match", False: "non-match", None: ""}[pairs.judge(catalog_id, listing_id)]
 
 
 def csv_rows(result: ListingIdentity, pairs: Pairs) -> list[list[str]]:
@@ -143,9 +166,10 @@ def csv_rows(result: ListingIdentity, pairs: Pairs) -> list[list[str]]:
     rows = []
     if result.automatic is not None:
         auto = result.automatic
-        rows.append([*head, "automatic", "", auto.record_id, "", auto.rule, auto.rationale])
+        judged = _judged(pairs, auto.record_id, listing.record_id)
+        rows.append([*head, "automatic", "", auto.record_id, "", judged, auto.rule, auto.rationale])
     for rank, candidate in enumerate(result.candidates, start=1):
-        rows.append(
-            [*head, "candidate", str(rank), candidate.record_id, f"{candidate.score}", "", candidate.reason]
-        )
-    return rows or [[*head, "none", "", "", "", "", "no candidate"]]
+        judged = _judged(pairs, candidate.record_id, listing.record_id)
+        score = f"{candidate.score}"
+        rows.append([*head, "candidate", str(rank), candidate.record_id, score, judged, "", candidate.reason])
+    return rows or [[*head, "none", "", "", "", "", "", "no candidate"]]
