@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
-from prw_platform.clock import utc_now
 from prw_platform.db.database import Database
 from prw_platform.plugins import IdentityEvidence, PluginRegistry
 from prw_platform.resolver.decisions import (
@@ -31,6 +31,8 @@ CATALOG_SOURCE = "src_eval_catalog"
 LISTING_SOURCE = "src_eval_listings"
 LOAD_RULE = "rule:eval_catalog_load@1"
 CORE_PROFILE = "np_core"
+#: A benchmark record has no observation time; a fixed one keeps a reload the same command (replayed by key).
+RECORD_OBSERVED_AT = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +115,7 @@ class MatchingBench:
         brand = " ".join(words(record.title)[:1]) or "unknown"
         observation = ListingObservation(
             source_id=CATALOG_SOURCE,
-            observed_at=utc_now(),
+            observed_at=RECORD_OBSERVED_AT,
             capture_id=f"cap_eval_{record.record_id}",
             url=None,
             native_record_id=record.record_id,
