@@ -25,7 +25,7 @@ class IdentityCandidate:
     reason: str
     title: str | None = None
     brand: str | None = None
-    #: The listing's identifiers that name this item ("gtin", "brand+mpn"); empty for a ranked candidate.
+    #: The listing's identifiers that name this item ("gtin", "brand_mpn"); empty for a ranked candidate.
     matched_on: tuple[str, ...] = ()
 
 

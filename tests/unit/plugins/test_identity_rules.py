@@ -45,7 +45,7 @@ def test_the_strong_identifier_rule_maps_only_an_item_its_identifiers_alone_name
         "itm_a", "gtin of the listing name item itm_a"
     )
     assert rule.decide(_evidence(ranked)) is None
-    other = IdentityCandidate("itm_c", 1.0, "brand+mpn names this item", matched_on=("brand+mpn",))
+    other = IdentityCandidate("itm_c", 1.0, "brand_mpn names this item", matched_on=("brand_mpn",))
     assert rule.decide(_evidence(named, other)) is None
 
 
