@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pluggy
 
@@ -49,30 +50,20 @@ def collect_contributions(pm: pluggy.PluginManager) -> list[PluginContribution]:
     for plugin_name, plugin in sorted(pm.list_name_plugin(), key=lambda item: item[0]):
         if plugin is None:  # a blocked name
             continue
-        adapters: list[SourceAdapter] = []
-        for item in _ask(pm, plugin, plugin_name, ADAPTERS_HOOK):
-            if not isinstance(item, SourceAdapter):
-                raise InvalidPluginResult(
-                    f"plugin {plugin_name!r}: {ADAPTERS_HOOK}() returned {item!r}, "
-                    "which is not a SourceAdapter (name, version, supports, extract)"
-                )
-            adapters.append(item)
-        profiles: list[NormalizationProfile] = []
-        for item in _ask(pm, plugin, plugin_name, PROFILES_HOOK):
-            if not isinstance(item, NormalizationProfile):
-                raise InvalidPluginResult(
-                    f"plugin {plugin_name!r}: {PROFILES_HOOK}() returned {item!r}, which is not a "
-                    "NormalizationProfile (name, version, definitions, identity_keys, normalize)"
-                )
-            profiles.append(item)
-        rules: list[IdentityRule] = []
-        for item in _ask(pm, plugin, plugin_name, RULES_HOOK):
-            if not isinstance(item, IdentityRule):
-                raise InvalidPluginResult(
-                    f"plugin {plugin_name!r}: {RULES_HOOK}() returned {item!r}, "
-                    "which is not an IdentityRule (name, version, decide)"
-                )
-            rules.append(item)
+        adapters: list[SourceAdapter] = _offered(
+            pm, plugin, plugin_name, ADAPTERS_HOOK, SourceAdapter, "(name, version, supports, extract)"
+        )
+        profiles: list[NormalizationProfile] = _offered(
+            pm,
+            plugin,
+            plugin_name,
+            PROFILES_HOOK,
+            NormalizationProfile,
+            "(name, version, definitions, identity_keys, normalize)",
+        )
+        rules: list[IdentityRule] = _offered(
+            pm, plugin, plugin_name, RULES_HOOK, IdentityRule, "(name, version, decide)"
+        )
         for adapter in adapters:
             check_adapter_pin(pin(adapter.name, adapter.version), provider=plugin_name)
         for profile in profiles:
@@ -83,6 +74,21 @@ def collect_contributions(pm: pluggy.PluginManager) -> list[PluginContribution]:
             PluginContribution(plugin_name, plugin, tuple(adapters), tuple(profiles), tuple(rules))
         )
     return contributions
+
+
+def _offered(
+    pm: pluggy.PluginManager, plugin: object, plugin_name: str, hook: str, kind: type[Any], members: str
+) -> list[Any]:
+    """What ``hook`` returns for this plugin, each checked to be a ``kind`` (INVALID_PLUGIN_RESULT)."""
+    offered = _ask(pm, plugin, plugin_name, hook)
+    for item in offered:
+        if not isinstance(item, kind):
+            article = "an" if kind.__name__[0] in "AEIOU" else "a"
+            raise InvalidPluginResult(
+                f"plugin {plugin_name!r}: {hook}() returned {item!r}, "
+                f"which is not {article} {kind.__name__} {members}"
+            )
+    return offered
 
 
 def implemented_hooks(pm: pluggy.PluginManager, plugin: object) -> tuple[str, ...]:

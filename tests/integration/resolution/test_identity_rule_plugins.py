@@ -6,32 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from prw_platform.db.database import Database
 from prw_platform.plugins import PluginRegistry, get_plugin_manager, register_plugin
-from prw_platform.resolver.catalogs import current_stream
-from prw_platform.resolver.resolution import REVIEW_CASE_OPENED, STAGE_COMPLETED, ResolutionServices
-from prw_platform.retry import RetryPolicy
-from prw_platform.storage import FilesystemObjectStore
+from prw_platform.resolver.resolution import REVIEW_CASE_OPENED, STAGE_COMPLETED
 from tests.integration.resolution.pipeline import ANVIL_MICRODATA, RACING_BIKE, Collector, Resolution, page
 from tests.unit.plugins.fakes import FakeRule, RulePlugin
 
 
-def _services(
-    resolver_db: Database, control_db: Database, store: FilesystemObjectStore, registry: PluginRegistry
-) -> ResolutionServices:
-    return ResolutionServices(
-        resolver_db=resolver_db,
-        store=store,
-        registry=registry,
-        streams=lambda tenant_id, catalog_id: current_stream(control_db, tenant_id, catalog_id),
-        retry=RetryPolicy(base_seconds=0),
-    )
-
-
 @pytest.fixture
-def rule_registry(request: pytest.FixtureRequest) -> PluginRegistry:
-    """The installed plugins plus the rules given (indirect parameter); None instead of rules: the installed
-    plugins without the built-in strong identifier rule."""
+def registry(request: pytest.FixtureRequest) -> PluginRegistry:
+    """Overrides conftest's: the installed plugins plus the rules given (indirect parameter); None instead of
+    rules: the installed plugins without the built-in strong identifier rule."""
     pm = get_plugin_manager()
     rules: tuple[FakeRule, ...] | None = request.param
     if rules is None:
@@ -42,14 +26,7 @@ def rule_registry(request: pytest.FixtureRequest) -> PluginRegistry:
 
 
 def _with(rules: tuple[FakeRule, ...] | None) -> pytest.MarkDecorator:
-    return pytest.mark.parametrize("rule_registry", [rules], indirect=True, ids=["rules"])
-
-
-@pytest.fixture
-def services(
-    resolver_db: Database, control_db: Database, store: FilesystemObjectStore, rule_registry: PluginRegistry
-) -> ResolutionServices:
-    return _services(resolver_db, control_db, store, rule_registry)
+    return pytest.mark.parametrize("registry", [rules], indirect=True, ids=["rules"])
 
 
 @_with((FakeRule("top_candidate", "1", threshold=0.1),))
