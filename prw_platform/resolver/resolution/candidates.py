@@ -5,7 +5,7 @@ expression as the ``catalog_item.title_key`` column of migration 0014_trgm). The
 reviewer and decides nothing (only a human, or an identity rule plugin, maps a listing):
 
     score = 0.6 * trigram similarity of the titles      (pg_trgm's definition: padded word trigrams, Jaccard)
-          + 0.3 if a model-number token is shared        (a word with letters and digits, or two joined words)
+          + 0.3 if a model-number token is shared        (letters and digits, 7+ digits, "ps lx350h" joined)
           + 0.1 if the brands agree                      (the brand claim, else the title's first word)
 
 ties broken by item id, so the ranking is deterministic; each candidate's ``reason`` names what contributed.
@@ -37,6 +37,9 @@ _NEAREST = 50
 #: Items scanned when the server has no pg_trgm: bounded for a large catalog.
 _SCAN_LIMIT = 5000
 _MIN_MODEL_LENGTH = 4
+_MIN_PART_NUMBER_LENGTH = 7
+_MAX_PREFIX_LENGTH = 3
+_MIN_JOINED_LENGTH = 5
 _WORD = re.compile(r"\w+")
 
 TITLE_WEIGHT = 0.6
@@ -67,15 +70,23 @@ def trigram_similarity(left: frozenset[str], right: frozenset[str]) -> float:
 
 
 def _is_model(token: str) -> bool:
+    """Letters and digits ("pslx350h"), or a long run of digits (a part number "010 10613" joined)."""
+    if token.isdigit():
+        return len(token) >= _MIN_PART_NUMBER_LENGTH
     has_digit = any(c.isdigit() for c in token)
     has_letter = any(c.isalpha() for c in token)
     return has_digit and has_letter and len(token) >= _MIN_MODEL_LENGTH
 
 
 def model_tokens(text: str | None) -> frozenset[str]:
-    """Words mixing letters and digits ("pslx350h"), and two neighbouring words joined ("ps lx350h")."""
+    """Words mixing letters and digits ("pslx350h"), runs of 7+ digits, and a short word (up to 3 characters)
+    joined to the next when that one has a digit ("ps lx350h", "010 10613"; at least 5 characters)."""
     split = words(text)
-    joined = [a + b for a, b in itertools.pairwise(split)]
+    joined = [
+        a + b
+        for a, b in itertools.pairwise(split)
+        if len(a) <= _MAX_PREFIX_LENGTH and any(c.isdigit() for c in b) and len(a + b) >= _MIN_JOINED_LENGTH
+    ]
     return frozenset(token for token in [*split, *joined] if _is_model(token))
 
 

@@ -11,7 +11,12 @@ import pytest
 
 from prw_platform.db.database import Database
 from prw_platform.resolver.decisions import Candidate, CreateItemAndMap, ItemFacts, decide
-from prw_platform.resolver.resolution.candidates import rank_candidates, trigram_similarity, trigrams
+from prw_platform.resolver.resolution.candidates import (
+    model_tokens,
+    rank_candidates,
+    trigram_similarity,
+    trigrams,
+)
 from tests.integration.resolver.decision_builders import Catalog, provision
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "eval" / "abt_buy"
@@ -129,3 +134,9 @@ def test_python_trigrams_are_pg_trgm_trigrams(owner_db: Database) -> None:
         row = conn.execute("SELECT public.similarity(%s, %s)::float8 AS similarity", (left, right)).fetchone()
     assert row is not None
     assert trigram_similarity(trigrams(left), trigrams(right)) == pytest.approx(row["similarity"], abs=1e-6)
+
+
+def test_model_number_tokens_are_mixed_words_long_digit_runs_and_short_prefixes_joined() -> None:
+    assert model_tokens("garmin gps receiver dash mount 010-10613-00") == {"01010613"}
+    assert model_tokens("sony ps lx350h 2.0 cu ft 1080p") == {"pslx350h", "lx350h", "1080p", "ft1080p"}
+    assert model_tokens("lg 27 ' front-load electric dryer 7.3") == set()
