@@ -42,7 +42,7 @@ from prw_platform.provisioning import CatalogProvisioning
 from prw_platform.queues import ACCEPTED_CHANGES, RESOLUTION_JOBS, Queue, build_queue
 from prw_platform.queues.operations import DeadLetterOperations
 from prw_platform.reports import OperatorReports
-from prw_platform.resolver.catalogs import current_stream
+from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec, current_stream
 from prw_platform.resolver.decisions import DecisionService, MerchantService, StreamRef
 from prw_platform.resolver.exports import ExportService
 from prw_platform.resolver.intake import (
@@ -60,6 +60,7 @@ from prw_platform.resolver.relay import Relay
 from prw_platform.resolver.resolution import ResolutionServices
 from prw_platform.resolver.resolution.batch import ResolutionConsumer
 from prw_platform.resolver.resolution.dry_run import DryRunService
+from prw_platform.resolver.resolution.matching import CATALOG_SOURCE, LISTING_SOURCE, MatchingBench
 from prw_platform.resolver.review import EvidenceLinks, ReviewQueue
 from prw_platform.retry import RetryPolicy
 from prw_platform.runtime.stages import StageRegistry
@@ -305,6 +306,24 @@ class Platform:
     def merchants(self) -> MerchantService:
         """Operator decisions on merchants, source bindings and shipping policies (AW-01, an operator action)."""
         return MerchantService(self.resolver_db, self.streams, clock=self.clock)
+
+    def matching_bench(self, tenant_id: str, catalog_id: str) -> MatchingBench:
+        """``prw eval matching``: a catalog of its own for one benchmark run, provisioned here (safe to repeat)."""
+        sources = (
+            SourceSpec(CATALOG_SOURCE, "evaluation catalog"),
+            SourceSpec(LISTING_SOURCE, "evaluation listings"),
+        )
+        self.catalogs.provision(
+            CatalogSpec(tenant_id, catalog_id, f"matching evaluation {catalog_id}", sources=sources)
+        )
+        return MatchingBench(
+            self.resolver_db,
+            self.decisions,
+            self.streams,
+            self.registry,
+            tenant_id=tenant_id,
+            catalog_id=catalog_id,
+        )
 
     @cached_property
     def relay(self) -> Relay:

@@ -114,6 +114,13 @@ from prw_platform.resolver.intake.workers import (
 from prw_platform.resolver.relay import Relay
 from prw_platform.resolver.resolution.batch import ResolutionConsumer
 from prw_platform.resolver.resolution.dry_run import AUTO, DryRun, DryRunRequest
+from prw_platform.resolver.resolution.matching import (
+    AutomaticMapping,
+    ListingIdentity,
+    MatchingBench,
+    RankedRecord,
+    Record,
+)
 from prw_platform.resolver.review import (
     Candidate,
     CaseSummary,
@@ -145,6 +152,7 @@ __all__ = [
     "Access",
     "AdminReads",
     "AuthorizeRelease",
+    "AutomaticMapping",
     "BasketLine",
     "Candidate",
     "CaptureSubmission",
@@ -188,6 +196,8 @@ __all__ = [
     "ItemPage",
     "Lease",
     "LeaseState",
+    "ListingIdentity",
+    "MatchingBench",
     "MerchantDetail",
     "MerchantPage",
     "MerchantService",
@@ -204,9 +214,11 @@ __all__ = [
     "ProvisionedClient",
     "PublicCatalog",
     "PublicItem",
+    "RankedRecord",
     "RateLimiter",
     "Receipt",
     "ReceiptStatus",
+    "Record",
     "RedriveRefused",
     "Registered",
     "Registration",

@@ -6,6 +6,7 @@ contract test bases for plugin test suites; it needs pytest, so it is not import
 
 from prw_platform.plugins.conformance import conformance_problem
 from prw_platform.plugins.hookspecs import hookimpl, hookspec
+from prw_platform.plugins.identity import IdentityCandidate, IdentityEvidence, IdentityRule, IdentityVerdict
 from prw_platform.plugins.introspection import list_plugins
 from prw_platform.plugins.manager import (
     AUTOLOAD_ENV,
@@ -13,7 +14,7 @@ from prw_platform.plugins.manager import (
     get_plugin_manager,
     register_plugin,
 )
-from prw_platform.plugins.pins import is_adapter_pin, is_profile_pin
+from prw_platform.plugins.pins import is_adapter_pin, is_profile_pin, is_rule_pin
 from prw_platform.plugins.registry import PluginRegistry
 from prw_platform.plugins.types import (
     PLUGIN_API_VERSION,
@@ -60,6 +61,10 @@ __all__ = [
     "DuplicatePin",
     "Extraction",
     "ExtractionError",
+    "IdentityCandidate",
+    "IdentityEvidence",
+    "IdentityRule",
+    "IdentityVerdict",
     "InvalidPin",
     "InvalidPluginResult",
     "ItemClass",
@@ -84,6 +89,7 @@ __all__ = [
     "hookspec",
     "is_adapter_pin",
     "is_profile_pin",
+    "is_rule_pin",
     "list_plugins",
     "register_plugin",
 ]

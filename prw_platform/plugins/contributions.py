@@ -8,24 +8,28 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pluggy
 
-from prw_platform.plugins.pins import check_adapter_pin, check_profile_pin, pin
+from prw_platform.plugins.identity import IdentityRule
+from prw_platform.plugins.pins import check_adapter_pin, check_profile_pin, check_rule_pin, pin
 from prw_platform.plugins.types import InvalidPluginResult, NormalizationProfile, SourceAdapter
 
 ADAPTERS_HOOK = "prw_register_adapters"
 PROFILES_HOOK = "prw_register_profiles"
+RULES_HOOK = "prw_identity_rules"
 
 
 @dataclass(frozen=True, slots=True)
 class PluginContribution:
-    """The adapters and profiles one plugin (by its registered name) offers."""
+    """The adapters, profiles and identity rules one plugin (by its registered name) offers."""
 
     plugin_name: str
     plugin: object
     adapters: tuple[SourceAdapter, ...]
     profiles: tuple[NormalizationProfile, ...]
+    rules: tuple[IdentityRule, ...] = ()
 
     @property
     def adapter_pins(self) -> tuple[str, ...]:
@@ -35,6 +39,10 @@ class PluginContribution:
     def profile_pins(self) -> tuple[str, ...]:
         return tuple(pin(p.name, p.version) for p in self.profiles)
 
+    @property
+    def rule_pins(self) -> tuple[str, ...]:
+        return tuple(pin(r.name, r.version) for r in self.rules)
+
 
 def collect_contributions(pm: pluggy.PluginManager) -> list[PluginContribution]:
     """One entry per registered plugin, sorted by plugin name; pins are checked for shape (INVALID_PIN)."""
@@ -42,28 +50,45 @@ def collect_contributions(pm: pluggy.PluginManager) -> list[PluginContribution]:
     for plugin_name, plugin in sorted(pm.list_name_plugin(), key=lambda item: item[0]):
         if plugin is None:  # a blocked name
             continue
-        adapters: list[SourceAdapter] = []
-        for item in _ask(pm, plugin, plugin_name, ADAPTERS_HOOK):
-            if not isinstance(item, SourceAdapter):
-                raise InvalidPluginResult(
-                    f"plugin {plugin_name!r}: {ADAPTERS_HOOK}() returned {item!r}, "
-                    "which is not a SourceAdapter (name, version, supports, extract)"
-                )
-            adapters.append(item)
-        profiles: list[NormalizationProfile] = []
-        for item in _ask(pm, plugin, plugin_name, PROFILES_HOOK):
-            if not isinstance(item, NormalizationProfile):
-                raise InvalidPluginResult(
-                    f"plugin {plugin_name!r}: {PROFILES_HOOK}() returned {item!r}, which is not a "
-                    "NormalizationProfile (name, version, definitions, identity_keys, normalize)"
-                )
-            profiles.append(item)
+        adapters: list[SourceAdapter] = _offered(
+            pm, plugin, plugin_name, ADAPTERS_HOOK, SourceAdapter, "(name, version, supports, extract)"
+        )
+        profiles: list[NormalizationProfile] = _offered(
+            pm,
+            plugin,
+            plugin_name,
+            PROFILES_HOOK,
+            NormalizationProfile,
+            "(name, version, definitions, identity_keys, normalize)",
+        )
+        rules: list[IdentityRule] = _offered(
+            pm, plugin, plugin_name, RULES_HOOK, IdentityRule, "(name, version, decide)"
+        )
         for adapter in adapters:
             check_adapter_pin(pin(adapter.name, adapter.version), provider=plugin_name)
         for profile in profiles:
             check_profile_pin(pin(profile.name, profile.version), provider=plugin_name)
-        contributions.append(PluginContribution(plugin_name, plugin, tuple(adapters), tuple(profiles)))
+        for rule in rules:
+            check_rule_pin(pin(rule.name, rule.version), provider=plugin_name)
+        contributions.append(
+            PluginContribution(plugin_name, plugin, tuple(adapters), tuple(profiles), tuple(rules))
+        )
     return contributions
+
+
+def _offered(
+    pm: pluggy.PluginManager, plugin: object, plugin_name: str, hook: str, kind: type[Any], members: str
+) -> list[Any]:
+    """What ``hook`` returns for this plugin, each checked to be a ``kind`` (INVALID_PLUGIN_RESULT)."""
+    offered = _ask(pm, plugin, plugin_name, hook)
+    for item in offered:
+        if not isinstance(item, kind):
+            article = "an" if kind.__name__[0] in "AEIOU" else "a"
+            raise InvalidPluginResult(
+                f"plugin {plugin_name!r}: {hook}() returned {item!r}, "
+                f"which is not {article} {kind.__name__} {members}"
+            )
+    return offered
 
 
 def implemented_hooks(pm: pluggy.PluginManager, plugin: object) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pluggy
 
+from prw_platform.plugins.identity import IdentityRule
 from prw_platform.plugins.types import NormalizationProfile, SourceAdapter
 
 PROJECT_NAME = "prw"
@@ -30,3 +31,12 @@ def prw_register_profiles() -> list[NormalizationProfile]:
     """Return the normalization profiles this plugin provides, each with its exact ``name`` and ``version``.
 
     All results are collected; the same uniqueness rule as adapters applies."""
+
+
+@hookspec
+def prw_identity_rules() -> list[IdentityRule]:
+    """Return the automatic identity rules this plugin provides, each with its exact ``name`` and integer
+    ``version`` (``strong_identifier_match@1``; see ``prw_platform.plugins.identity``).
+
+    All results are collected; the same uniqueness rule as adapters applies. The newest installed version of each
+    rule runs, in name order; the first verdict maps the listing."""

@@ -16,7 +16,7 @@ from prw_platform.plugins.types import PluginInfo
 
 def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
     """One PluginInfo per registered plugin, sorted by plugin name: its distribution and that distribution's
-    version, its kinds (``adapter``, ``profile``), the pins it serves and the hooks it implements."""
+    version, its kinds (``adapter``, ``profile``, ``identity_rule``), the pins it serves and the hooks it implements."""
     distributions = {
         id(plugin): (dist.project_name, dist.version) for plugin, dist in pm.list_plugin_distinfo()
     }
@@ -29,7 +29,11 @@ def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
             distribution, version = BUILTIN_DISTRIBUTION, _installed_version(BUILTIN_DISTRIBUTION)
         kinds = tuple(
             kind
-            for kind, offered in (("adapter", contribution.adapters), ("profile", contribution.profiles))
+            for kind, offered in (
+                ("adapter", contribution.adapters),
+                ("profile", contribution.profiles),
+                ("identity_rule", contribution.rules),
+            )
             if offered
         )
         api = getattr(plugin, "PRW_PLUGIN_API", None)
@@ -39,7 +43,7 @@ def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
                 distribution=distribution,
                 distribution_version=version,
                 kinds=kinds,
-                pins=contribution.adapter_pins + contribution.profile_pins,
+                pins=contribution.adapter_pins + contribution.profile_pins + contribution.rule_pins,
                 hooks=implemented_hooks(pm, plugin),
                 api_version=api if isinstance(api, int) and not isinstance(api, bool) else None,
             )

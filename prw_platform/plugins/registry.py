@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import pluggy
 
 from prw_platform.plugins.contributions import collect_contributions
+from prw_platform.plugins.identity import IdentityRule
 from prw_platform.plugins.pins import (
     ADAPTER_PIN_SHAPE,
     PROFILE_PIN_SHAPE,
@@ -45,22 +46,26 @@ def _selection_key(adapter: SourceAdapter) -> tuple[int, str, tuple[int, int, in
 
 
 class PluginRegistry:
-    """The installed adapters and profiles, keyed by pin. Build one per manager with ``from_manager``."""
+    """The installed adapters, profiles and identity rules, keyed by pin. Build one per manager with
+    ``from_manager``."""
 
     def __init__(
         self,
         adapters: Mapping[str, SourceAdapter],
         profiles: Mapping[str, NormalizationProfile],
         providers: Mapping[str, str],
+        rules: Mapping[str, IdentityRule] | None = None,
     ) -> None:
         self._adapters = dict(adapters)
         self._profiles = dict(profiles)
         self._providers = dict(providers)
+        self._rules = dict(rules or {})
 
     @classmethod
     def from_manager(cls, pm: pluggy.PluginManager) -> PluginRegistry:
         adapters: dict[str, SourceAdapter] = {}
         profiles: dict[str, NormalizationProfile] = {}
+        rules: dict[str, IdentityRule] = {}
         providers: dict[str, str] = {}
 
         def claim(offered: str, plugin_name: str) -> None:
@@ -82,7 +87,21 @@ class PluginRegistry:
                 offered = pin(profile.name, profile.version)
                 claim(offered, contribution.plugin_name)
                 profiles[offered] = profile
-        return cls(adapters, profiles, providers)
+            for rule in contribution.rules:
+                offered = pin(rule.name, rule.version)
+                claim(offered, contribution.plugin_name)
+                rules[offered] = rule
+        return cls(adapters, profiles, providers, rules)
+
+    @property
+    def identity_rules(self) -> tuple[IdentityRule, ...]:
+        """The newest installed version of each identity rule, in name order: the order they are asked in."""
+        newest: dict[str, IdentityRule] = {}
+        for rule in self._rules.values():
+            known = newest.get(rule.name)
+            if known is None or profile_version_key(rule.version) > profile_version_key(known.version):
+                newest[rule.name] = rule
+        return tuple(newest[name] for name in sorted(newest))
 
     @property
     def adapter_pins(self) -> tuple[str, ...]:

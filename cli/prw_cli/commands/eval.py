@@ -5,13 +5,20 @@ every page of an annotated page set, in one process (the plugins are loaded once
 prints precision / recall / F1 per attribute as Zyte's product extraction benchmark defines them
 (``prw_cli.evaluation.metric``), and with ``--out`` writes each page's predictions beside the truth to a CSV.
 Exit codes: 0 evaluated (misses are results, not failures); 2 usage (unknown pin, not a page set).
+
+``prw eval matching --catalog A.csv --listings B.csv --pairs P.csv`` loads the catalog table as items of an
+evaluation catalog of its own (real PostgreSQL: embedded, or PRW_DATABASE_URL), runs every listing the pairs name
+through the identity stage's candidate path (pg_trgm candidates, then the installed identity rules), prints the
+automatic mappings made, their precision, the share of labelled matches they cover and recall@1 / @5 of the
+labelled item among the candidates, and with ``--out`` writes every automatic mapping and candidate list.
+Exit codes: 0 evaluated; 2 usage (NOT_A_MATCHING_TABLE).
 """
 
 from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -20,6 +27,7 @@ from rich.table import Table
 from rich.text import Text
 
 from prw_cli.commands.extract import DryRun
+from prw_cli.evaluation import matching as matching_eval
 from prw_cli.evaluation.extraction import (
     DatasetError,
     PageResult,
@@ -29,6 +37,7 @@ from prw_cli.evaluation.extraction import (
     run_all,
     score,
 )
+from prw_cli.settings import load_settings
 from prw_platform.plugins import PluginError, UnknownAdapterVersion, UnknownProfileVersion
 
 app = typer.Typer(help="Measure the installed plugins on annotated data, in a benchmark's own metric.")
@@ -83,8 +92,7 @@ def extraction(
     except PluginError as exc:
         raise _fail(exc.code, str(exc), 1) from exc
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err_console, transient=True, disable=not err_console.is_terminal) as bar:
+    with _progress() as bar:
         task = bar.add_task("evaluating", total=len(pages))
         results = list(run_all(dry_run, pages, lambda page: bar.advance(task)))
     _render(directory, adapter_pin, results, bootstrap)
@@ -94,6 +102,77 @@ def extraction(
             writer.writerow(csv_header())
             writer.writerows(csv_row(result) for result in results)
         console.print(f"per-page predictions: {out}", highlight=False)
+
+
+def _progress() -> Progress:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    return Progress(*columns, console=err_console, transient=True, disable=not err_console.is_terminal)
+
+
+def _csv_option(flag: str, help_text: str) -> Any:
+    return typer.Option(flag, exists=True, dir_okay=False, show_default=False, help=help_text)
+
+
+@app.command("matching")
+def matching(
+    catalog: Annotated[Path, _csv_option("--catalog", "Table loaded as catalog items (id, name).")],
+    listings: Annotated[Path, _csv_option("--listings", "Table whose rows are identified (id, name).")],
+    pairs_file: Annotated[
+        Path, _csv_option("--pairs", "Labelled pairs: ltable_id (catalog), rtable_id (listing), label.")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write every automatic mapping and candidate list to this CSV."),
+    ] = None,
+    tenant: Annotated[str, typer.Option(help="Tenant of the evaluation catalog.")] = "ten_eval",
+) -> None:
+    """Load one table as catalog items and identify the other's rows through the identity stage; print the
+    automatic mappings, their precision, their coverage of the labelled matches, and candidate recall@1 / @5."""
+    from prw_platform.bootstrap import bootstrap
+
+    try:
+        catalog_rows, listing_rows = matching_eval.load_table(catalog), matching_eval.load_table(listings)
+        pairs = matching_eval.load_pairs(pairs_file, catalog_rows, listing_rows)
+    except matching_eval.TableError as exc:
+        raise _fail("NOT_A_MATCHING_TABLE", str(exc), 2) from exc
+    catalog_id = f"cat_eval_{catalog.stem}_{len(catalog_rows)}".lower().replace("-", "_")
+    with bootstrap(load_settings(), migrate=True) as platform:
+        bench = platform.matching_bench(tenant, catalog_id)
+        with _progress() as bar:
+            task = bar.add_task("loading the catalog", total=len(catalog_rows))
+            bench.load_catalog(list(catalog_rows.values()), lambda record: bar.advance(task))
+            task = bar.add_task("identifying listings", total=len(pairs.listings))
+            results = []
+            for listing_id in pairs.listings:
+                results.append(bench.identify(listing_rows[listing_id]))
+                bar.advance(task)
+    scores = matching_eval.score(results, pairs)
+    _render_matching(f"{catalog.name} <- {listings.name}, pairs {pairs_file.name}", scores)
+    if out is not None:
+        with out.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(matching_eval.csv_header())
+            for result in results:
+                writer.writerows(matching_eval.csv_rows(result, pairs))
+        console.print(f"automatic mappings and candidates: {out}", highlight=False)
+
+
+def _render_matching(title: str, scores: matching_eval.MatchingScores) -> None:
+    table = Table(title=f"prw eval matching: {title}", title_justify="left")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_column("of", justify="right")
+    table.add_row("listings identified", str(scores.listings), "")
+    table.add_row("automatic mappings", str(scores.automatic), str(scores.listings))
+    judged = scores.automatic_correct + scores.automatic_wrong
+    correct = f"{scores.automatic_correct}/{judged}"
+    table.add_row("automatic precision (judged)", f"{scores.precision:.3f}", correct)
+    table.add_row("automatic mappings unjudged", str(scores.unjudged), str(scores.automatic))
+    covered = f"{scores.automatic_correct}/{scores.matches}"
+    table.add_row("coverage of true matches", f"{scores.coverage:.3f}", covered)
+    table.add_row("candidate recall@1", f"{scores.recall_at_1:.3f}", str(scores.matches))
+    table.add_row("candidate recall@5", f"{scores.recall_at_5:.3f}", str(scores.matches))
+    console.print(table)
 
 
 def _render(directory: Path, adapter_pin: str, results: list[PageResult], n_bootstrap: int) -> None:

@@ -346,21 +346,52 @@ def item_versions(conn: Connection, tenant_id: str, item_ids: list[str]) -> dict
 class ItemSummary:
     item_id: str
     title: str | None
-    brand: str
+    brand: str | None
 
 
-def active_items_by_brand(
-    conn: Connection, tenant_id: str, catalog_id: str, brand_keys: list[str], *, limit: int
+def trigram_available(conn: Connection) -> bool:
+    """Whether migration 0014_trgm found ``pg_trgm`` on this server (the embedded build does not ship it)."""
+    row = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'").fetchone()
+    return row is not None
+
+
+def active_items_near_title(
+    conn: Connection,
+    tenant_id: str,
+    catalog_id: str,
+    title_key: str,
+    model_tokens: list[str],
+    *,
+    limit: int,
 ) -> list[ItemSummary]:
-    """Active items (INV-07) whose brand, lower-cased with runs of non-word characters as one space, is one of
-    ``brand_keys``; at most ``limit``, by item id. Review-case candidates are ranked from these."""
+    """Active items (INV-07) nearest to ``title_key`` by trigram distance, plus every active item whose
+    normalized title contains one of ``model_tokens`` (both served by the GiST index of 0014_trgm); at most
+    ``limit`` of each. Needs ``pg_trgm`` (``trigram_available``)."""
+    patterns = [f"%{token}%" for token in model_tokens]
+    with conn.cursor(row_factory=class_row(ItemSummary)) as cur:
+        return cur.execute(
+            """(SELECT item_id, title, brand FROM resolver.catalog_item
+                WHERE tenant_id = %(t)s AND catalog_id = %(c)s AND status = 'active'
+                ORDER BY title_key OPERATOR(public.<->) %(key)s, item_id LIMIT %(n)s)
+               UNION
+               (SELECT item_id, title, brand FROM resolver.catalog_item
+                WHERE tenant_id = %(t)s AND catalog_id = %(c)s AND status = 'active'
+                  AND title_key LIKE ANY(%(patterns)s)
+                ORDER BY item_id LIMIT %(n)s)""",
+            {"t": tenant_id, "c": catalog_id, "key": title_key, "patterns": patterns, "n": limit},
+        ).fetchall()
+
+
+def active_item_summaries(
+    conn: Connection, tenant_id: str, catalog_id: str, *, limit: int
+) -> list[ItemSummary]:
+    """Active items (INV-07) by item id, at most ``limit``: the candidate scan where ``pg_trgm`` is missing."""
     with conn.cursor(row_factory=class_row(ItemSummary)) as cur:
         return cur.execute(
             """SELECT item_id, title, brand FROM resolver.catalog_item
                WHERE tenant_id = %s AND catalog_id = %s AND status = 'active'
-                 AND lower(trim(regexp_replace(brand, '\\W+', ' ', 'g'))) = ANY(%s)
                ORDER BY item_id LIMIT %s""",
-            (tenant_id, catalog_id, brand_keys, limit),
+            (tenant_id, catalog_id, limit),
         ).fetchall()
 
 

@@ -154,7 +154,9 @@ def _resolve(services: ResolutionServices, job: ResolutionJob, capture: CaptureR
             jobs.record_completed(conn, job, now)
             settle_inbox(conn, job.tenant_id, services.consumer, job.job_id, _status(decided.action))
             return _outcome(IGNORED_DUPLICATE, job.job_id, decided.result(replayed=True), None)
-        identity = resolve_identity(conn, stream, job.job_id, capture, extraction, normalization)
+        identity = resolve_identity(
+            conn, stream, job.job_id, capture, extraction, normalization, services.registry.identity_rules
+        )
         decision = apply_decision(
             conn,
             identity.command,

@@ -83,7 +83,13 @@ class DryRunService:
         stream = services.streams(tenant_id, capture.catalog_id)
         decided: IdentityDecision = services.resolver_db.run(
             lambda conn: resolve_identity(
-                conn, stream, f"dry_run:{capture.capture_id}", capture, extraction, normalization
+                conn,
+                stream,
+                f"dry_run:{capture.capture_id}",
+                capture,
+                extraction,
+                normalization,
+                services.registry.identity_rules,
             ),
             tenant_id=tenant_id,
             read_only=True,

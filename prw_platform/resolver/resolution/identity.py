@@ -1,7 +1,9 @@
 """Identity (if_resolution_job, identity stage): turn one capture's results into exactly one decision command.
 
-- A strong identifier (GTIN, else brand + MPN) names an active item → ``MapListing`` (rule
-  ``strong_identifier_match``).
+- A strong identifier (GTIN, else brand + MPN) names an active item, or an identity rule plugin picks one of the
+  ranked candidates → ``MapListing`` (actor ``rule:<rule pin>``; the built-in ``strong_identifier_match@1`` maps
+  what the identifiers alone settle, ``prw_platform.plugins.builtin.strong_identifier``). The installed rules are
+  asked in order (``PluginRegistry.identity_rules``); the first verdict naming one of the offered items wins.
 - No item has them, and the profile's ``identity_keys`` are satisfied → ``CreateItemAndMap`` (rule
   ``create_on_identity_keys``).
 - Otherwise → ``OpenReviewCase`` (status awaiting_human, rule ``review_required``) with the claims, the results
@@ -18,12 +20,20 @@ IDEMPOTENCY_CONFLICT), and a redelivered job is absorbed by the inbox before it 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, cast, get_args
 
 from prw_platform.db.database import Connection
-from prw_platform.plugins import Availability, Normalization
+from prw_platform.plugins import (
+    Availability,
+    IdentityCandidate,
+    IdentityEvidence,
+    IdentityRule,
+    IdentityVerdict,
+    Normalization,
+)
 from prw_platform.resolver.decisions import (
     AmbiguousIdentity,
     Candidate,
@@ -60,6 +70,8 @@ _CONFLICTING_CLAIMS = "CONFLICTING_CLAIMS"
 _AVAILABILITIES: frozenset[str] = frozenset(get_args(Availability))
 
 Command = CreateItemAndMap | MapListing | OpenReviewCase
+#: The rule that decided, its verdict, and the candidate it names.
+RuledMatch = tuple[IdentityRule, IdentityVerdict, IdentityCandidate]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,9 +93,10 @@ def resolve_identity(
     capture: CaptureRecord,
     extraction: ExtractionRun,
     normalization: NormalizationRun | None,
+    rules: Sequence[IdentityRule],
 ) -> IdentityDecision:
     """Call with the stream cursor locked, so no other decision of the catalog changes identities meanwhile."""
-    context = _Context(job_id, capture, extraction, normalization)
+    context = _Context(job_id, capture, extraction, normalization, tuple(rules))
     result = context.result
     if normalization is None or result is None:
         reason = _failure_reason(extraction, normalization)
@@ -114,23 +127,68 @@ def resolve_identity(
         )
         return context.review("conflicting_identifiers", reason, (chosen,) if chosen else ())
     if match is not None:
-        return _map(context, match)
+        return _named_item(context, match)
     return _create_or_review(conn, stream, context, normalization, result)
 
 
-def _map(context: _Context, match: ItemMatch) -> IdentityDecision:
+def _named_item(context: _Context, match: ItemMatch) -> IdentityDecision:
     if match.status != "active":
         reason = f"the identifiers name item {match.item_id}, which is {match.status} (INV-07)"
         return context.review("retired_item", reason, ())
+    named = IdentityCandidate(
+        match.item_id, 1.0, f"{' and '.join(match.matched_on)} name this item", matched_on=match.matched_on
+    )
+    ruled = context.ask_rules((named,))
+    if ruled is not None:
+        return _map(context, *ruled)
+    # No installed rule maps it; creating another item with the same identifiers would break them.
+    reason = (
+        f"{' and '.join(match.matched_on)} name item {match.item_id} and no installed identity rule maps it"
+    )
+    return context.review("no_rule_decided", reason, (Candidate(named.item_id, named.score, named.reason),))
+
+
+def ask_rules(rules: Sequence[IdentityRule], evidence: IdentityEvidence) -> RuledMatch | None:
+    """The first rule's verdict that names one of the evidence's candidates (in rule order), with that candidate."""
+    offered = {c.item_id: c for c in evidence.candidates}
+    for rule in rules:
+        verdict = rule.decide(evidence)
+        if verdict is not None and verdict.item_id in offered:
+            return rule, verdict, offered[verdict.item_id]
+    return None
+
+
+def candidate_identity(
+    conn: Connection, stream: StreamRef, rules: Sequence[IdentityRule], listing: IdentityEvidence
+) -> tuple[tuple[Candidate, ...], RuledMatch | None]:
+    """A listing no strong identifier settles: its ranked review-case candidates, and the first identity rule's
+    verdict on them (None: a reviewer decides). ``prw eval matching`` measures exactly this path."""
+    candidates = rank_candidates(
+        conn, stream.tenant_id, stream.catalog_id, brand=listing.brand, title=listing.title
+    )
+    offered = tuple(IdentityCandidate(c.item_id, c.score, c.reason) for c in candidates)
+    return candidates, ask_rules(rules, replace(listing, candidates=offered))
+
+
+def rule_actor(rule: IdentityRule) -> str:
+    return f"rule:{rule.name}@{rule.version}"
+
+
+def _map(
+    context: _Context, rule: IdentityRule, verdict: IdentityVerdict, candidate: IdentityCandidate
+) -> IdentityDecision:
     command = MapListing(
         listing=context.observation(),
-        item_id=match.item_id,
-        actor=RULE_MAP,
-        rationale=f"{' and '.join(match.matched_on)} of the listing name item {match.item_id}",
+        item_id=verdict.item_id,
+        actor=rule_actor(rule),
+        rationale=verdict.rationale,
         idempotency_key=idempotency_key(context.job_id),
         evidence=(context.capture.capture_id,),
     )
-    return context.decided(command, {"matched_item": match.item_id, "matched_on": list(match.matched_on)})
+    details: dict[str, Any] = {"matched_item": verdict.item_id, "matched_on": list(candidate.matched_on)}
+    if not candidate.matched_on:
+        details["candidate"] = {"score": candidate.score, "reason": candidate.reason}
+    return context.decided(command, details)
 
 
 def _create_or_review(
@@ -164,9 +222,10 @@ def _create_or_review(
         )
         return context.decided(command, {"identity_keys_satisfied": [list(keys) for keys in satisfied]})
     needed = " | ".join(" + ".join(keys) for keys in profile.identity_keys)
-    candidates = rank_candidates(
-        conn, stream.tenant_id, stream.catalog_id, brand=ids[BRAND], title=_text(result, TITLE)
-    )
+    evidence = context.evidence(())
+    candidates, ruled = candidate_identity(conn, stream, context.rules, evidence)
+    if ruled is not None:
+        return _map(context, *ruled)
     reason = (
         f"no item has a strong identifier of this listing and {normalization.pin} identity keys "
         f"({needed}) are not all present"
@@ -180,6 +239,7 @@ class _Context:
     capture: CaptureRecord
     extraction: ExtractionRun
     normalization: NormalizationRun | None
+    rules: tuple[IdentityRule, ...]
 
     @property
     def result(self) -> Normalization | None:
@@ -187,6 +247,13 @@ class _Context:
 
     def identifiers(self) -> dict[str, str | None]:
         return {key: _text(self.result, key) for key in _IDENTIFIERS}
+
+    def evidence(self, candidates: tuple[IdentityCandidate, ...]) -> IdentityEvidence:
+        ids = self.identifiers()
+        return IdentityEvidence(_text(self.result, TITLE), ids[BRAND], ids[GTIN], ids[MPN], candidates)
+
+    def ask_rules(self, candidates: tuple[IdentityCandidate, ...]) -> RuledMatch | None:
+        return ask_rules(self.rules, self.evidence(candidates))
 
     def observation(self) -> ListingObservation:
         """The listing as this capture shows it. Natural key and URL come from the capture row (the truth);

@@ -192,12 +192,13 @@ def test_page_without_a_strong_identifier_opens_a_review_case_with_ranked_candid
         1,
         capture_id,
     )
-    # The title names the brand of an existing item: a candidate for the reviewer, never an automatic mapping.
+    # The title starts with the brand of an existing item: a candidate for the reviewer, never an automatic
+    # mapping (0.6 x trigram similarity 0.02 + 0.1 for the brand).
     assert case["candidates"] == [
         {
             "item_id": anvil.item_id,
-            "score": 0.3,
-            "reason": "the title names brand ACME; title word overlap 0.00",
+            "score": 0.1133,
+            "reason": "title trigram similarity 0.02; same brand acme",
         }
     ]
     evidence = case["evidence"]

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from prw_cli.main import app
-from prw_platform.plugins import AUTOLOAD_ENV, is_adapter_pin, is_profile_pin
+from prw_platform.plugins import AUTOLOAD_ENV, is_adapter_pin, is_profile_pin, is_rule_pin
 from tests.unit.plugins.fakes import install_distribution
 
 runner = CliRunner()
@@ -80,7 +80,7 @@ def test_the_table_shows_distribution_version_kind_pins_and_hooks() -> None:
 def test_with_autoload_off_only_built_ins_are_listed() -> None:
     result = runner.invoke(app, ["plugins", "--json"], env={AUTOLOAD_ENV: "1"})
     assert result.exit_code == 0, result.output
-    assert list(_rows(result.stdout)) == ["prw_builtin_listing_json"]
+    assert list(_rows(result.stdout)) == ["prw_builtin_listing_json", "prw_builtin_strong_identifier"]
 
 
 def test_a_plugin_with_the_wrong_api_is_an_error_naming_its_distribution(
@@ -121,4 +121,4 @@ def test_the_installed_prw_console_script_lists_the_real_entry_points() -> None:
         assert row["distribution_version"] == importlib.metadata.version(str(row["distribution"]))
         assert row["api_version"] == 1
         assert row["pins"]
-        assert all(is_adapter_pin(pin) or is_profile_pin(pin) for pin in row["pins"])
+        assert all(is_adapter_pin(pin) or is_profile_pin(pin) or is_rule_pin(pin) for pin in row["pins"])

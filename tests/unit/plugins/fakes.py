@@ -17,6 +17,8 @@ from prw_platform.plugins import (
     CaptureView,
     Claim,
     Extraction,
+    IdentityEvidence,
+    IdentityVerdict,
     ListingFields,
     Normalization,
     NormalizationProfile,
@@ -104,3 +106,31 @@ def install_distribution(
     )
     monkeypatch.syspath_prepend(str(root))
     return module
+
+
+@dataclass
+class FakeRule:
+    """An identity rule that maps the listing to its top candidate when the score reaches ``threshold``."""
+
+    name: str
+    version: str
+    threshold: float = 0.9
+
+    def decide(self, evidence: IdentityEvidence) -> IdentityVerdict | None:
+        top = evidence.candidates[0] if evidence.candidates else None
+        if top is None or top.score < self.threshold:
+            return None
+        return IdentityVerdict(top.item_id, f"top candidate scores {top.score} >= {self.threshold}")
+
+
+class RulePlugin:
+    """A plugin that offers identity rules only."""
+
+    PRW_PLUGIN_API: object = PLUGIN_API_VERSION
+
+    def __init__(self, rules: Iterable[object]) -> None:
+        self.rules = list(rules)
+
+    @hookimpl
+    def prw_identity_rules(self) -> list[object]:
+        return self.rules

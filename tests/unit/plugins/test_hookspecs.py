@@ -13,7 +13,7 @@ import pytest
 
 from prw_platform.plugins import PluginError, get_plugin_manager, hookspecs, register_plugin
 from prw_platform.plugins import types as plugin_types
-from tests.unit.plugins.fakes import FakeAdapter, FakePlugin, FakeProfile
+from tests.unit.plugins.fakes import FakeAdapter, FakePlugin, FakeProfile, FakeRule, RulePlugin
 
 GUIDE = Path(__file__).resolve().parents[3] / "docs" / "adapter-authors.md"
 
@@ -55,6 +55,17 @@ def test_hook_prw_register_profiles_collects_all_results_through_pluggy() -> Non
         "np_one@1",
         "np_two@1",
         "np_two@2",
+    ]
+
+
+def test_hook_prw_identity_rules_collects_all_results_through_pluggy() -> None:
+    pm = get_plugin_manager(load_entrypoints=False)
+    register_plugin(pm, RulePlugin([FakeRule("top_score", "1"), FakeRule("top_score", "2")]), name="rules")
+    results = pm.hook.prw_identity_rules()
+    assert sorted(f"{r.name}@{r.version}" for result in results for r in result) == [
+        "strong_identifier_match@1",
+        "top_score@1",
+        "top_score@2",
     ]
 
 

@@ -58,14 +58,22 @@ def test_an_installed_plugin_shows_its_distribution_kinds_pins_and_hooks(
 
 
 def test_built_ins_belong_to_the_platform_distribution() -> None:
-    [info] = list_plugins(get_plugin_manager(load_entrypoints=False))
-    assert info == PluginInfo(
-        name="prw_builtin_listing_json",
-        distribution="prw-platform",
-        distribution_version=importlib.metadata.version("prw-platform"),
+    adapter, rule = list_plugins(get_plugin_manager(load_entrypoints=False))
+    platform = ("prw-platform", importlib.metadata.version("prw-platform"))
+    assert adapter == PluginInfo(
+        "prw_builtin_listing_json",
+        *platform,
         kinds=("adapter",),
         pins=("pa_prw_listing_json@1.0.0",),
         hooks=("prw_register_adapters",),
+        api_version=1,
+    )
+    assert rule == PluginInfo(
+        "prw_builtin_strong_identifier",
+        *platform,
+        kinds=("identity_rule",),
+        pins=("strong_identifier_match@1",),
+        hooks=("prw_identity_rules",),
         api_version=1,
     )
 
@@ -88,4 +96,9 @@ def test_plugins_are_listed_by_name() -> None:
     pm = get_plugin_manager(load_entrypoints=False)
     register_plugin(pm, FakePlugin([FakeAdapter("pa_b", "1.0.0")]), name="b_plugin")
     register_plugin(pm, FakePlugin([FakeAdapter("pa_a", "1.0.0")]), name="a_plugin")
-    assert [info.name for info in list_plugins(pm)] == ["a_plugin", "b_plugin", "prw_builtin_listing_json"]
+    assert [info.name for info in list_plugins(pm)] == [
+        "a_plugin",
+        "b_plugin",
+        "prw_builtin_listing_json",
+        "prw_builtin_strong_identifier",
+    ]

@@ -51,9 +51,14 @@ def test_every_call_builds_a_new_manager() -> None:
 
 def test_built_ins_are_registered_through_the_same_hooks_without_entry_points() -> None:
     pm = get_plugin_manager(load_entrypoints=False)
-    assert [name for name, _ in pm.list_name_plugin()] == ["prw_builtin_listing_json"]
+    assert [name for name, _ in pm.list_name_plugin()] == [
+        "prw_builtin_listing_json",
+        "prw_builtin_strong_identifier",
+    ]
     builtin = pm.get_plugin("prw_builtin_listing_json")
     assert [caller.name for caller in pm.get_hookcallers(builtin) or []] == ["prw_register_adapters"]
+    rule = pm.get_plugin("prw_builtin_strong_identifier")
+    assert [caller.name for caller in pm.get_hookcallers(rule) or []] == ["prw_identity_rules"]
 
 
 def test_installed_entry_points_are_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,7 +1,7 @@
 """The product consumer may discard its own dead letters (issue 11: operators act on each DLQ).
 
 Revision ID: 0015_dead_letter_discard
-Revises: 0013_review_queue
+Revises: 0014_trgm
 
 ``product_app`` dead-letters accepted changes (it could INSERT into ``queue.dead_letter``) but could not remove an
 entry, so an operator who had looked at one could never clear it. Accepted changes are never re-driven (the relay
@@ -12,7 +12,7 @@ the entry instead, through the consumer's role (``prw dlq discard accepted-chang
 from alembic import op
 
 revision = "0015_dead_letter_discard"
-down_revision = "0013_review_queue"
+down_revision = "0014_trgm"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,60 @@
+"""Identity rules (issue 11 item 3): what a rule plugin sees and what it may answer.
+
+A rule decides whether a listing that the platform could not settle on its own belongs to one of the catalog's
+items. It sees the listing's identifiers and title and the items the platform found for it: those its strong
+identifiers name (``matched_on`` set) and the ranked review-case candidates (score and reason). It answers with
+an ``IdentityVerdict`` naming one of those items, or None to leave the listing to a reviewer. A rule reads no
+database and never creates an item; the decision it leads to is recorded with the actor ``rule:<name>@<version>``.
+
+Rules are pinned like profiles: ``<name>@N`` (``strong_identifier_match@1``); the platform runs the newest
+installed version of each rule, in name order, and the first verdict wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityCandidate:
+    """An item the platform found for the listing."""
+
+    item_id: str
+    score: float
+    reason: str
+    title: str | None = None
+    brand: str | None = None
+    #: The listing's identifiers that name this item ("gtin", "brand_mpn"); empty for a ranked candidate.
+    matched_on: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityEvidence:
+    """The listing as identity sees it, and the items found for it (best first)."""
+
+    title: str | None
+    brand: str | None
+    gtin: str | None
+    mpn: str | None
+    candidates: tuple[IdentityCandidate, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityVerdict:
+    """Map the listing to ``item_id`` (one of the evidence's candidates), for the reason given."""
+
+    item_id: str
+    rationale: str
+
+
+@runtime_checkable
+class IdentityRule(Protocol):
+    """An automatic identity rule, pinned as ``name@N``."""
+
+    name: str
+    version: str
+
+    def decide(self, evidence: IdentityEvidence) -> IdentityVerdict | None:
+        """A verdict on one of ``evidence.candidates``, or None (a reviewer decides)."""
+        ...
