@@ -151,7 +151,7 @@ def create_bare_tables(owner_url: str, streams: list[StreamRef]) -> None:
         conn.execute("CREATE SCHEMA bare")
         for table in (*TABLES, "stream_cursor"):
             conn.execute(
-                sql.SQL("CREATE TABLE bare.{} (LIKE resolver.{} INCLUDING ALL)").format(
+                sql.SQL("CREATE TABLE bare.{} (LIKE resolver.{} INCLUDING ALL EXCLUDING GENERATED)").format(
                     sql.Identifier(table), sql.Identifier(table)
                 )
             )

@@ -59,6 +59,10 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "resolver.released_listing": "prw_platform.resolver.decisions.releases",
         # Merchants, source bindings and shipping policies (operator decisions, AW-01).
         "resolver.merchant": "prw_platform.resolver.decisions.merchants",
+        # What each catalog's releases published of the merchant facts (0014_released_merchants).
+        "resolver.released_merchant": "prw_platform.resolver.decisions.releases",
+        "resolver.released_merchant_source": "prw_platform.resolver.decisions.releases",
+        "resolver.released_shipping_policy": "prw_platform.resolver.decisions.releases",
         "resolver.merchant_source": "prw_platform.resolver.decisions.merchants",
         "resolver.shipping_policy": "prw_platform.resolver.decisions.merchants",
         # Improvements and replays (issue 12), listed by the admin origin (if_admin_read).

@@ -83,7 +83,7 @@ class ProblemBody(BaseModel):
 class CandidateItemBody(BaseModel):
     status: str
     title: str | None
-    brand: str
+    brand: str | None
     identifiers: dict[str, Any]
 
 

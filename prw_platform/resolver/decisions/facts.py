@@ -397,12 +397,17 @@ def active_item_summaries(
 
 def active_items(conn: Connection, tenant_id: str, catalog_id: str) -> list[ItemState]:
     """Every active item of the catalog at its current revision (an operator release, issue 8)."""
+    return items_with_status(conn, tenant_id, catalog_id, "active")
+
+
+def items_with_status(conn: Connection, tenant_id: str, catalog_id: str, status: str) -> list[ItemState]:
+    """Every item of the catalog with ``status`` (active, retired) at its current revision, by item id."""
     with conn.cursor(row_factory=class_row(ItemState)) as cur:
         return cur.execute(
             """SELECT item_id, catalog_id, revision, status, profile, title, brand, identifiers, attributes
-               FROM resolver.catalog_item WHERE tenant_id = %s AND catalog_id = %s AND status = 'active'
+               FROM resolver.catalog_item WHERE tenant_id = %s AND catalog_id = %s AND status = %s
                ORDER BY item_id""",
-            (tenant_id, catalog_id),
+            (tenant_id, catalog_id, status),
         ).fetchall()
 
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, TypeVar
+from typing import LiteralString, Protocol, TypeVar
 
 from psycopg import sql
 from psycopg.rows import class_row, scalar_row, tuple_row
 
 from prw_platform import contracts
 from prw_platform.db.database import Connection
+from prw_platform.resolver.decisions import facts
 from prw_platform.resolver.decisions import merchants as merchant_facts
 from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
 from prw_platform.resolver.decisions.merchants import MerchantSourceState, MerchantState, ShippingPolicyState
@@ -174,11 +175,33 @@ class _Tracking:
 
     table: str
     key_column: str
+    #: Its upsert, written out (the table-ownership scan reads the SQL of every write).
+    upsert: LiteralString
 
 
-_MERCHANTS = _Tracking("released_merchant", "merchant_id")
-_MERCHANT_SOURCES = _Tracking("released_merchant_source", "source_id")
-_SHIPPING_POLICIES = _Tracking("released_shipping_policy", "merchant_id")
+_MERCHANTS = _Tracking(
+    "released_merchant",
+    "merchant_id",
+    """INSERT INTO resolver.released_merchant (tenant_id, catalog_id, merchant_id, revision, publication_revision)
+       VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant_id, merchant_id)
+       DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision""",
+)
+_MERCHANT_SOURCES = _Tracking(
+    "released_merchant_source",
+    "source_id",
+    """INSERT INTO resolver.released_merchant_source (tenant_id, catalog_id, source_id, revision,
+           publication_revision)
+       VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant_id, source_id)
+       DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision""",
+)
+_SHIPPING_POLICIES = _Tracking(
+    "released_shipping_policy",
+    "merchant_id",
+    """INSERT INTO resolver.released_shipping_policy (tenant_id, catalog_id, merchant_id, revision,
+           publication_revision)
+       VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant_id, merchant_id)
+       DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision""",
+)
 
 
 def unreleased_merchant_facts(conn: Connection, tenant_id: str, catalog_id: str) -> MerchantRelease:
@@ -226,19 +249,17 @@ def _unreleased(
 
 
 def unreleased_retirements(conn: Connection, tenant_id: str, catalog_id: str) -> tuple[ItemState, ...]:
-    """Retired items the catalog still publishes: the next release removes them (INV-07)."""
-    with conn.cursor(row_factory=class_row(ItemState)) as cur:
-        return tuple(
-            cur.execute(
-                """SELECT i.item_id, i.catalog_id, i.revision, i.status, i.profile, i.title, i.brand, i.identifiers,
-                          i.attributes
-                   FROM resolver.catalog_item i
-                   JOIN resolver.released_item r ON r.tenant_id = i.tenant_id AND r.item_id = i.item_id
-                   WHERE i.tenant_id = %s AND i.catalog_id = %s AND i.status = 'retired' AND r.revision < i.revision
-                   ORDER BY i.item_id""",
-                (tenant_id, catalog_id),
+    """Retired items the catalog still publishes at an earlier revision: the next release removes them (INV-07)."""
+    retired = facts.items_with_status(conn, tenant_id, catalog_id, "retired")
+    with conn.cursor(row_factory=class_row(_PublishedItem)) as cur:
+        published = {
+            r.item_id: r.revision
+            for r in cur.execute(
+                "SELECT item_id, revision FROM resolver.released_item WHERE tenant_id = %s AND item_id = ANY(%s)",
+                (tenant_id, [i.item_id for i in retired]),
             )
-        )
+        }
+    return tuple(i for i in retired if i.item_id in published and published[i.item_id] < i.revision)
 
 
 def next_publication_revision(conn: Connection, tenant_id: str, catalog_id: str) -> int:
@@ -313,12 +334,7 @@ def _remember(
     release: Release,
     facts: Sequence[tuple[str, _Revisioned]],
 ) -> None:
-    statement = sql.SQL(
-        """INSERT INTO resolver.{table} (tenant_id, catalog_id, {key}, revision, publication_revision)
-           VALUES (%s, %s, %s, %s, %s)
-           ON CONFLICT (tenant_id, {key})
-           DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision"""
-    ).format(key=sql.Identifier(tracking.key_column), table=sql.Identifier(tracking.table))
+    statement = tracking.upsert
     for key, fact in facts:
         conn.execute(
             statement, (tenant_id, fact.catalog_id, key, fact.revision, release.publication_revision)
