@@ -143,7 +143,10 @@ def test_a_reviewer_maps_a_case_with_the_keyboard_an_admin_releases_it_and_the_i
 
     # Rita logs out; Ada (operator_admin) logs in and opens the releases (p): the catalog is manual, with the
     # accepted item and mappings waiting.
-    browser.find_element(By.XPATH, "//button[normalize-space()='Log out']").click()
+    log_out = browser.find_element(By.XPATH, "//button[normalize-space()='Log out']")
+    log_out.click()
+    # The logout is a form POST: wait until it has navigated away, or the next page may still see the session.
+    _wait(browser).until(expected_conditions.staleness_of(log_out))
     browser.get(f"{admin.url}/console/releases")
     _log_in_as(browser, "Ada Admin")
     _wait(browser).until(expected_conditions.url_contains("/console/releases"))
