@@ -27,6 +27,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
@@ -85,21 +86,30 @@ class Child:
         with suppress(ProcessLookupError):
             os.killpg(self.process.pid, signum)
 
-    def stop(self) -> int:
-        """SIGINT, then SIGTERM, then SIGKILL to the child's group; the child's exit code."""
-        for signum, grace in zip((signal.SIGINT, signal.SIGTERM), GRACE_SECONDS, strict=True):
-            self.signal_group(signum)
-            try:
-                code = self.process.wait(timeout=grace)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        else:
-            self.signal_group(signal.SIGKILL)
-            code = self.process.wait()
+
+def stop_all(children: list[Child]) -> list[int]:
+    """Stop every child at once: SIGINT to each group, then SIGTERM to those still running after the first grace
+    period, then SIGKILL; the exit codes in order. At once, not one after another: a Dagster process stopped while
+    it is still starting up can use its whole grace period, and the waits would add up."""
+    running = list(children)
+    for signum, grace in zip((signal.SIGINT, signal.SIGTERM), GRACE_SECONDS, strict=True):
+        for child in running:
+            child.signal_group(signum)
+        deadline = time.monotonic() + grace
+        for child in running:
+            with suppress(subprocess.TimeoutExpired):
+                child.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        running = [child for child in running if child.process.poll() is None]
+        if not running:
+            break
+    codes = []
+    for child in children:
+        if child.process.poll() is None:
+            child.signal_group(signal.SIGKILL)
+        codes.append(child.process.wait())
         # The leader is gone; processes it started may still be finishing in its group.
-        self.signal_group(signal.SIGKILL)
-        return code
+        child.signal_group(signal.SIGKILL)
+    return codes
 
 
 def _executable(name: str) -> str:
@@ -151,8 +161,7 @@ def children(commands: dict[str, list[str]], env: dict[str, str], log_dir: Path)
             started.append(start_child(name, command, env, log_dir))
         yield started
     finally:
-        for child in started:
-            code = child.stop()
+        for child, code in zip(started, stop_all(started), strict=True):
             console.print(f"stopped {child.name} (exit {code})")
 
 
