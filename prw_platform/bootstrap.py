@@ -29,6 +29,8 @@ from prw_platform.db import roles
 from prw_platform.db.database import Database
 from prw_platform.db.locate import DatabaseUrls, locate_databases
 from prw_platform.db.migrate import MigrationStatus, migrate_all
+from prw_platform.llm import DisabledProvider, LlmProvider
+from prw_platform.llm.openai_compatible import OpenAICompatibleProvider
 from prw_platform.operations import AdminReads
 from prw_platform.pipeline import default_stages
 from prw_platform.plugins import PluginRegistry, get_plugin_manager
@@ -42,6 +44,7 @@ from prw_platform.provisioning import CatalogProvisioning
 from prw_platform.queues import ACCEPTED_CHANGES, RESOLUTION_JOBS, Queue, build_queue
 from prw_platform.queues.operations import DeadLetterOperations
 from prw_platform.reports import OperatorReports
+from prw_platform.resolver.assist.service import AssistPolicy, AssistService
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec, current_stream
 from prw_platform.resolver.decisions import DecisionService, MerchantService, StreamRef
 from prw_platform.resolver.exports import ExportService
@@ -248,6 +251,42 @@ class Platform:
             self.resolver_api_db,
             idle=timedelta(seconds=oidc.session_idle_seconds),
             absolute=timedelta(seconds=oidc.session_absolute_seconds),
+            clock=self.clock,
+        )
+
+    @cached_property
+    def llm_provider(self) -> LlmProvider:
+        """if_llm_extract / if_llm_review: an OpenAI-compatible provider when configured, else disabled."""
+        llm = self.settings.llm
+        if llm.provider == "disabled":
+            return DisabledProvider()
+        if not llm.base_url or not llm.model:
+            raise ValueError("PRW_LLM__PROVIDER=openai needs PRW_LLM__BASE_URL and PRW_LLM__MODEL")
+        provider = OpenAICompatibleProvider(
+            llm.base_url,
+            llm.model,
+            llm.api_key.get_secret_value() if llm.api_key else None,
+            timeout_seconds=llm.timeout_seconds,
+            max_retries=llm.max_retries,
+        )
+        self._closers.append(provider.close)
+        return provider
+
+    @cached_property
+    def assist(self) -> AssistService:
+        """The ``assist`` stage: LLM proposals and advice that annotate review cases (DEC-02: never decide)."""
+        llm = self.settings.llm
+        return AssistService(
+            self.resolver_db,
+            self.operator_db,
+            self.store,
+            self.llm_provider,
+            AssistPolicy(
+                calls_per_tenant_per_day=llm.calls_per_tenant_per_day,
+                tenant_budgets=dict(llm.tenant_budgets),
+                advice_min_score=llm.advice_min_score,
+                advice_max_score=llm.advice_max_score,
+            ),
             clock=self.clock,
         )
 

@@ -71,6 +71,27 @@ class DevIdpSettings(BaseModel):
     client_id: str = "prw-admin"
 
 
+class LlmSettings(BaseModel):
+    """if_llm_extract, if_llm_review: a model that only proposes (DEC-02). Disabled unless a provider is set:
+    ``PRW_LLM__PROVIDER=openai PRW_LLM__BASE_URL=https://.../v1 PRW_LLM__MODEL=... PRW_LLM__API_KEY=...``."""
+
+    provider: Literal["disabled", "openai"] = "disabled"
+    #: An OpenAI-compatible API root (``https://api.openai.com/v1``, a vLLM or Ollama server's ``/v1``).
+    base_url: str | None = None
+    model: str | None = None
+    #: A resolver secret: sent to the provider only, never to collectors or a browser.
+    api_key: SecretStr | None = None
+    #: "60 s per call"; "Retry 429/5xx with backoff, up to 3 times".
+    timeout_seconds: float = Field(default=60.0, gt=0, le=600)
+    max_retries: int = Field(default=3, ge=0, le=10)
+    #: Requests (with their repair turn) per tenant per UTC day; ``tenant_budgets`` overrides it per tenant.
+    calls_per_tenant_per_day: int = Field(default=200, ge=0)
+    tenant_budgets: dict[str, int] = Field(default_factory=dict)
+    #: if_llm_review: advice only for cases whose best candidate scores within this band.
+    advice_min_score: float = Field(default=0.3, ge=0, le=1)
+    advice_max_score: float = Field(default=0.95, ge=0, le=1)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PRW_", env_nested_delimiter="__", extra="ignore")
 
@@ -152,6 +173,9 @@ class Settings(BaseSettings):
     gap_head_check_seconds: int = Field(default=300, ge=1)
     #: The ``product_gaps`` asset check fails when a stream's gap has been open longer than this.
     gap_alert_after_seconds: int = Field(default=600, ge=0)
+
+    #: The LLM provider (``PRW_LLM__PROVIDER``, ...): disabled by default, so no page text leaves the platform.
+    llm: LlmSettings = Field(default_factory=LlmSettings)
 
     @property
     def object_store_root(self) -> Path:

@@ -23,6 +23,7 @@ RELAY: Final = "relay"
 APPLY: Final = "apply"
 SWEEPER: Final = "sweeper"
 GAPS: Final = "gaps"
+ASSIST: Final = "assist"
 
 #: The relay publishes this many outbox rows per transaction.
 RELAY_BATCH: Final = 100
@@ -30,6 +31,8 @@ RELAY_BATCH: Final = 100
 APPLY_BATCH: Final = 100
 #: The gap closer closes at most this many streams per batch.
 GAP_STREAMS: Final = 10
+#: The assist stage asks the model about at most this many review cases per batch (each a call of up to 60 s).
+ASSIST_BATCH: Final = 5
 #: The sweeper re-enqueues at most this many pending jobs per transaction.
 SWEEP_BATCH: Final = 100
 
@@ -86,6 +89,12 @@ def _sweep(platform: Platform, n: int) -> Batch:
     return Batch(len(report.enqueued), {"enqueued": len(report.enqueued), "failed": len(report.failed)})
 
 
+def _assist(platform: Platform, n: int) -> Batch:
+    report = platform.assist.run_batch(limit=n)
+    # Only a settled case is progress: a budget spent or a provider backing off must let the stage idle.
+    return Batch(report.answered, dict(report.counts))
+
+
 def default_stages() -> StageRegistry:
     return StageRegistry(
         (
@@ -123,6 +132,17 @@ def default_stages() -> StageRegistry:
                 prepare=lambda p: p.gap_closer,
                 batch_size=GAP_STREAMS,
                 idle_sleep=5.0,
+            ),
+            Stage(
+                ASSIST,
+                "Ask the LLM (if configured) for proposed claims and advice on open review cases; annotate only,"
+                " never decide (if_llm_extract, if_llm_review, DEC-02).",
+                run_batch=_assist,
+                has_work=lambda p: p.assist.has_work(),
+                prepare=lambda p: p.assist,
+                batch_size=ASSIST_BATCH,
+                idle_sleep=30.0,
+                pipeline=False,
             ),
             Stage(
                 SWEEPER,

@@ -64,6 +64,8 @@ from prw_platform.queues.operations import (
 )
 from prw_platform.queues.port import DeadLetter
 from prw_platform.reports import OperatorReports
+from prw_platform.resolver.assist import Advice as LlmAdvice
+from prw_platform.resolver.assist import Proposal as LlmProposal
 from prw_platform.resolver.decisions import (
     REVIEW_ACTIONS,
     AuthorizeRelease,
@@ -197,6 +199,8 @@ __all__ = [
     "Lease",
     "LeaseState",
     "ListingIdentity",
+    "LlmAdvice",
+    "LlmProposal",
     "MatchingBench",
     "MerchantDetail",
     "MerchantPage",

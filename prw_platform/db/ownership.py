@@ -44,6 +44,10 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "resolver.resolution_result": "prw_platform.resolver.resolution.results",
         "resolver.extracted_claim": "prw_platform.resolver.resolution.results",
         "resolver.normalized_attribute": "prw_platform.resolver.resolution.results",
+        # LLM proposals and advice (if_llm_extract, if_llm_review): annotations, never facts.
+        "resolver.llm_extraction": "prw_platform.resolver.assist.store",
+        "resolver.llm_advice": "prw_platform.resolver.assist.store",
+        "resolver.llm_usage": "prw_platform.resolver.assist.store",
         # Decisions (AW-01), the outbox and releases.
         "resolver.decision": "prw_platform.resolver.decisions.records",
         "resolver.review_case": "prw_platform.resolver.decisions.cases",

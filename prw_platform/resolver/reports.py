@@ -6,8 +6,10 @@ They read across tenants, so they run as the read-only ``prw_operator`` role (``
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from psycopg.rows import class_row
 
@@ -338,6 +340,81 @@ def collector_fleet(owner: Database, failing_after: int, tenant_id: str | None =
                     WHERE %s::text IS NULL OR i.tenant_id = %s
                     ORDER BY i.tenant_id, i.instance_id""",
                 (failing_after + 1, tenant_id, tenant_id),
+            ).fetchall()
+
+    return owner.run(work, read_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class AssistItem:
+    """One open review case the ``assist`` stage may ask a model about (``prw_platform.resolver.assist``)."""
+
+    tenant_id: str
+    catalog_id: str
+    case_id: str
+    revision: int
+    kind: str
+    capture_id: str
+    top_score: float | None
+
+
+def assist_backlog(
+    owner: Database,
+    *,
+    day: date,
+    default_budget: int,
+    tenant_budgets: Mapping[str, int],
+    extract_kinds: Sequence[str],
+    extract_prompt: str,
+    advice_kinds: Sequence[str],
+    advice_prompt: str,
+    advice_band: tuple[float, float],
+    model_id: str,
+    limit: int,
+) -> list[AssistItem]:
+    """Open cases without an answer for this prompt and model, of tenants whose budget for ``day`` is not spent,
+    oldest change first: proposals for cases no adapter could read, advice for cases in the uncertain band (the
+    best candidate's score within ``advice_band``) at their current revision."""
+
+    def work(conn: Connection) -> list[AssistItem]:
+        with conn.cursor(row_factory=class_row(AssistItem)) as cur:
+            return cur.execute(
+                """SELECT c.tenant_id, c.catalog_id, c.case_id, c.revision, c.kind, c.capture_id, s.top_score
+                     FROM resolver.review_case c
+                     CROSS JOIN LATERAL (
+                         SELECT max((x ->> 'score')::float8) AS top_score FROM jsonb_array_elements(c.candidates) x
+                     ) s
+                     LEFT JOIN resolver.llm_usage u ON u.tenant_id = c.tenant_id AND u.day = %(day)s
+                    WHERE c.status = 'awaiting_human'
+                      AND coalesce(u.calls, 0)
+                          < coalesce((%(budgets)s::jsonb ->> c.tenant_id)::int, %(default_budget)s)
+                      AND ((c.kind = ANY(%(extract_kinds)s)
+                            AND NOT EXISTS (
+                                SELECT 1 FROM resolver.llm_extraction e
+                                 WHERE e.tenant_id = c.tenant_id AND e.capture_id = c.capture_id
+                                   AND e.prompt_version = %(extract_prompt)s AND e.model_id = %(model)s))
+                        OR (c.kind = ANY(%(advice_kinds)s)
+                            AND s.top_score BETWEEN %(band_low)s AND %(band_high)s
+                            AND NOT EXISTS (
+                                SELECT 1 FROM resolver.llm_advice a
+                                 WHERE a.tenant_id = c.tenant_id AND a.case_id = c.case_id
+                                   AND a.case_revision = c.revision
+                                   AND a.prompt_version = %(advice_prompt)s AND a.model_id = %(model)s)))
+                    ORDER BY c.updated_at, c.tenant_id, c.case_id
+                    LIMIT %(limit)s""",
+                {
+                    "day": day,
+                    "budgets": json.dumps(dict(tenant_budgets)),
+                    "default_budget": default_budget,
+                    "extract_kinds": list(extract_kinds),
+                    "extract_prompt": extract_prompt,
+                    "advice_kinds": list(advice_kinds),
+                    "advice_prompt": advice_prompt,
+                    "band_low": advice_band[0],
+                    "band_high": advice_band[1],
+                    "model": model_id,
+                    "limit": limit,
+                },
             ).fetchall()
 
     return owner.run(work, read_only=True)

@@ -7,7 +7,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from prw_platform.services import Candidate, CaseSummary, CaseView, EvidenceLink, HistoryEntry, ReviewPage
+from prw_platform.services import (
+    Candidate,
+    CaseSummary,
+    CaseView,
+    EvidenceLink,
+    HistoryEntry,
+    LlmAdvice,
+    LlmProposal,
+    ReviewPage,
+)
 
 CaseStatus = Literal["awaiting_human", "decided", "dismissed"]
 
@@ -155,6 +164,65 @@ class HistoryEntryBody(BaseModel):
         return cls(**{name: getattr(entry, name) for name in cls.model_fields})
 
 
+class ProposedClaimBody(BaseModel):
+    attribute: str
+    value: str
+    evidence_locator: str
+
+
+class LlmProposalBody(BaseModel):
+    """Claims a model proposed for a capture no adapter could read (if_llm_extract): a proposal for the
+    reviewer, never a fact (DEC-02)."""
+
+    advisory: Literal[True] = True
+    status: str
+    prompt_version: str
+    model_id: str
+    artifact_sha256: str
+    claims: list[ProposedClaimBody]
+    diagnostics: list[str]
+    error: str | None
+    created_at: datetime
+
+    @classmethod
+    def of(cls, proposal: LlmProposal) -> LlmProposalBody:
+        return cls(
+            status=proposal.status,
+            prompt_version=proposal.prompt_version,
+            model_id=proposal.model_id,
+            artifact_sha256=proposal.artifact_sha256,
+            claims=[ProposedClaimBody(**claim) for claim in proposal.claims],
+            diagnostics=proposal.diagnostics,
+            error=proposal.error,
+            created_at=proposal.created_at,
+        )
+
+
+class LlmAdviceBody(BaseModel):
+    """A model's recommendation on the case at one revision (if_llm_review); ``advisory`` is always true."""
+
+    advisory: Literal[True] = True
+    status: str
+    case_revision: int
+    prompt_version: str
+    model_id: str
+    recommendation: dict[str, Any] | None
+    error: str | None
+    created_at: datetime
+
+    @classmethod
+    def of(cls, advice: LlmAdvice) -> LlmAdviceBody:
+        return cls(
+            status=advice.status,
+            case_revision=advice.case_revision,
+            prompt_version=advice.prompt_version,
+            model_id=advice.model_id,
+            recommendation=advice.recommendation,
+            error=advice.error,
+            created_at=advice.created_at,
+        )
+
+
 class ReviewCaseBody(BaseModel):
     case_id: str
     catalog_id: str
@@ -180,6 +248,8 @@ class ReviewCaseBody(BaseModel):
     excerpt: ExcerptBody | None
     evidence: list[EvidenceLinkBody]
     history: list[HistoryEntryBody]
+    llm_proposals: list[LlmProposalBody]
+    llm_advice: list[LlmAdviceBody]
 
     @classmethod
     def of(cls, view: CaseView) -> ReviewCaseBody:
@@ -211,4 +281,6 @@ class ReviewCaseBody(BaseModel):
             else None,
             evidence=[EvidenceLinkBody.of(link) for link in view.evidence],
             history=[HistoryEntryBody.of(entry) for entry in view.history],
+            llm_proposals=[LlmProposalBody.of(p) for p in view.proposals],
+            llm_advice=[LlmAdviceBody.of(a) for a in view.advice],
         )

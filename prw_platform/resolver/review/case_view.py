@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from prw_platform.resolver.assist.store import Advice, Proposal
 from prw_platform.resolver.decisions.cases import CaseRow
 from prw_platform.resolver.decisions.facts import ItemCard
 from prw_platform.resolver.decisions.records import DecisionRecord
@@ -55,6 +56,10 @@ class CaseView:
     artifacts: tuple[StoredArtifact, ...]
     excerpt: Excerpt | None = None
     evidence: tuple[EvidenceLink, ...] = ()
+    #: What a model proposed for the capture and advised on the case (if_llm_extract, if_llm_review): advisory
+    #: annotations beside the evidence, never part of it (DEC-02).
+    proposals: tuple[Proposal, ...] = ()
+    advice: tuple[Advice, ...] = ()
 
     def with_evidence(self, tenant_id: str, links: EvidenceLinks) -> CaseView:
         """Read after the transaction: the object store is not the database."""
@@ -70,6 +75,8 @@ def case_view(
     items: dict[str, ItemCard],
     decisions: list[DecisionRecord],
     artifacts: tuple[StoredArtifact, ...],
+    proposals: tuple[Proposal, ...] = (),
+    advice: tuple[Advice, ...] = (),
 ) -> CaseView:
     evidence = row.evidence
     return CaseView(
@@ -86,6 +93,8 @@ def case_view(
         candidates=_ranked(row.candidates, items),
         history=tuple(_entry(decision) for decision in decisions),
         artifacts=artifacts,
+        proposals=proposals,
+        advice=advice,
     )
 
 

@@ -28,10 +28,11 @@ class Excerpt:
 
 
 class _VisibleText(HTMLParser):
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.size = 0
+        self.limit = limit
         self._hidden = 0
         #: One entry per open tag of ``_HIDDEN``: whether it hides its text.
         self._open: list[bool] = []
@@ -51,7 +52,7 @@ class _VisibleText(HTMLParser):
             self.parts.append("\n")
 
     def handle_data(self, data: str) -> None:
-        if not self._hidden and self.size <= MAX_EXCERPT_CHARS:
+        if not self._hidden and self.size <= self.limit:
             data = _WHITESPACE.sub(" ", data)  # the page's line breaks are layout; blocks make the lines
             self.parts.append(data)
             self.size += len(data)
@@ -62,13 +63,15 @@ def _structured_data(tag: str, attrs: list[tuple[str, str | None]]) -> bool:
     return tag == "script" and any(name == "type" and "ld+json" in (value or "") for name, value in attrs)
 
 
-def page_excerpt(data: bytes, media_type: str) -> Excerpt:
+def page_excerpt(data: bytes, media_type: str, limit: int = MAX_EXCERPT_CHARS) -> Excerpt:
+    """The visible text (and JSON-LD) of a page, at most ``limit`` characters: a reviewer's excerpt, or the
+    untrusted input of an LLM request (``prw_platform.resolver.assist``)."""
     text = data[:MAX_SCANNED_BYTES].decode("utf-8", errors="replace").replace("\x00", "\ufffd")
     if "html" in media_type:
-        parser = _VisibleText()
+        parser = _VisibleText(limit)
         parser.feed(text)
         parser.close()
         text = "".join(parser.parts)
     text = _LINES.sub("\n", _SPACES.sub(" ", text)).strip()
-    truncated = len(text) > MAX_EXCERPT_CHARS or len(data) > MAX_SCANNED_BYTES
-    return Excerpt(text[:MAX_EXCERPT_CHARS], truncated)
+    truncated = len(text) > limit or len(data) > MAX_SCANNED_BYTES
+    return Excerpt(text[:limit], truncated)

@@ -21,6 +21,7 @@ from typing import Final
 
 from prw_platform.auth.signed import TokenSigner
 from prw_platform.db.database import Connection, Database
+from prw_platform.resolver import assist
 from prw_platform.resolver.decisions import cases, facts, records
 from prw_platform.resolver.decisions.errors import CaseNotFound
 from prw_platform.resolver.intake.artifacts import StoredArtifact
@@ -99,6 +100,8 @@ class ReviewQueue:
                 facts.item_cards(conn, tenant_id, candidates),
                 records.case_decisions(conn, tenant_id, case_id),
                 capture_artifacts(conn, tenant_id, row.capture_id),
+                tuple(assist.proposals_for_capture(conn, tenant_id, row.capture_id)),
+                tuple(assist.advice_for_case(conn, tenant_id, case_id)),
             )
 
         view = self._db.run(read, tenant_id=tenant_id, read_only=True)

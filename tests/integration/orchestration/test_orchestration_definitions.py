@@ -30,6 +30,7 @@ def test_the_whole_definitions_load() -> None:
         "apply_job",
         "gaps_job",
         "sweep_job",
+        "assist_job",
         "platform_state_job",
     }
     assert {s.name for s in repository.sensor_defs} == {
@@ -37,6 +38,7 @@ def test_the_whole_definitions_load() -> None:
         "outbox_relay_sensor",
         "accepted_changes_sensor",
         "gaps_sensor",
+        "assist_sensor",
     }
     assert {s.name for s in repository.schedule_defs} == {"pending_job_sweep", "platform_state_schedule"}
     checks = {key.name for key in repository.asset_graph.asset_check_keys}
