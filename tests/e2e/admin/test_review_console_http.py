@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
 from prw_api.server import BackgroundServer
+from prw_platform.db.database import Database
+from prw_platform.resolver.assist.store import AdviceKey, record_advice
 from tests.e2e.admin.conftest import OTHER_TENANT, TENANT, Cases, Operator
 
 Login = Callable[[str], Operator]
@@ -163,3 +166,46 @@ def test_console_pages_forbid_foreign_scripts_and_stay_outside_the_contract(
     assert login("vic").http.get("/console/static/console.js").status_code == 200
     paths = httpx.get(f"{admin.url}/openapi.json").json()["paths"]
     assert [path for path in paths if path.startswith("/console")] == []
+
+
+def test_a_models_advice_shows_beside_the_case_as_advisory_and_the_form_is_unchanged(
+    login: Login, cases: Cases, resolver_db: Database
+) -> None:
+    case = cases.open()
+    key = AdviceKey(TENANT, case["case_id"], case["revision"], "review-case@3", "fake-model-1")
+    recommendation = {
+        "action": "map_to",
+        "item_id": cases.item(),
+        "rationale": "<script>alert(1)</script> same brand",
+        "cited_evidence": [case["capture_id"]],
+    }
+    resolver_db.run(
+        lambda conn: record_advice(
+            conn,
+            key,
+            case["catalog_id"],
+            status="advised",
+            recommendation=recommendation,
+            answered_by="fake-model-1",
+            repaired=False,
+            error=None,
+            now=datetime.now(UTC),
+        ),
+        tenant_id=TENANT,
+    )
+    rita = login("rita")
+
+    page = rita.http.get(f"/console/review/{case['case_id']}")
+    body = rita.http.get(f"/v1/review/{case['case_id']}").json()
+
+    assert page.status_code == 200
+    assert "Model advice" in page.text
+    assert "advisory: you decide" in page.text
+    assert (
+        "&lt;script&gt;alert(1)&lt;/script&gt; same brand" in page.text
+    )  # model text is escaped like page text
+    assert _field(page.text, "expected_revision") == str(case["revision"])
+    assert [(a["advisory"], a["status"], a["recommendation"]["item_id"]) for a in body["llm_advice"]] == [
+        (True, "advised", cases.item())
+    ]
+    assert body["llm_proposals"] == []
