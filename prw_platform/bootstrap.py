@@ -48,6 +48,7 @@ from prw_platform.resolver.assist.service import AssistPolicy, AssistService
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec, current_stream
 from prw_platform.resolver.decisions import DecisionService, MerchantService, StreamRef
 from prw_platform.resolver.exports import ExportService
+from prw_platform.resolver.improvements.service import ImprovementService
 from prw_platform.resolver.intake import (
     IntakeContext,
     IntakeService,
@@ -458,6 +459,11 @@ class Platform:
             ),
             gap_alert_after=timedelta(seconds=self.settings.gap_alert_after_seconds),
         )
+
+    @cached_property
+    def improvements(self) -> ImprovementService:
+        """Issue 12: operators create, approve and abandon improvements (resolver_app, API timeouts)."""
+        return ImprovementService(self.resolver_api_db, self.registry, clock=self.clock)
 
     @cached_property
     def admin_reads(self) -> AdminReads:

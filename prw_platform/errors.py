@@ -34,6 +34,7 @@ from prw_platform.resolver.decisions import (
     NothingToRelease,
     StaleCaseRevision,
 )
+from prw_platform.resolver.improvements.errors import ImprovementError
 from prw_platform.resolver.intake.errors import (
     ArtifactTooLarge,
     IntakeError,
@@ -56,6 +57,7 @@ __all__ = [
     "DatabaseUnavailable",
     "DecisionError",
     "Forbidden",
+    "ImprovementError",
     "InsufficientPrivilege",
     "IntakeError",
     "IntakeUnavailable",

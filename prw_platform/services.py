@@ -91,6 +91,12 @@ from prw_platform.resolver.improvements import (
     ImprovementPage,
     InvalidPageCursor,
 )
+from prw_platform.resolver.improvements.service import (
+    ImprovementDraft,
+    ImprovementService,
+    Selection,
+)
+from prw_platform.resolver.improvements.service import ImprovementView as ImprovementRecord
 from prw_platform.resolver.improvements.store import ImprovementStatus
 from prw_platform.resolver.intake import (
     CaptureSubmission,
@@ -187,7 +193,10 @@ __all__ = [
     "HeartbeatAck",
     "HistoryEntry",
     "Improvement",
+    "ImprovementDraft",
     "ImprovementPage",
+    "ImprovementRecord",
+    "ImprovementService",
     "ImprovementStatus",
     "IntakeService",
     "InvalidPageCursor",
@@ -240,6 +249,7 @@ __all__ = [
     "ReviewQueue",
     "Role",
     "RunReport",
+    "Selection",
     "SetReleasePolicy",
     "ShippingEvaluation",
     "ShippingPolicySpec",

@@ -60,5 +60,6 @@ def admin_app(
         OidcRelyingParty(settings.operator_oidc),
         reads=platform.admin_reads,
         review=platform.review_queue,
+        improvements=platform.improvements,
         lifespan=lifespan,
     )

@@ -15,6 +15,7 @@ from prw_api.admin.oidc import IssuerUnavailable, LoginFailed, OidcRelyingParty
 from prw_api.admin.routes import auth
 from prw_api.admin.routes import decisions as decision_routes
 from prw_api.admin.routes import evidence as evidence_routes
+from prw_api.admin.routes import improvements as improvement_routes
 from prw_api.admin.routes import reads as read_routes
 from prw_api.admin.routes import releases as release_routes
 from prw_api.admin.routes import review as review_routes
@@ -26,10 +27,19 @@ from prw_platform.errors import (
     DatabaseError,
     DatabaseUnavailable,
     DecisionError,
+    ImprovementError,
+    PluginError,
     ReviewReadError,
     StreamNotProvisioned,
 )
-from prw_platform.services import AdminReads, DecisionService, OperatorSessions, ReviewQueue
+from prw_platform.plugins import UnknownAdapterVersion, UnknownProfileVersion
+from prw_platform.services import (
+    AdminReads,
+    DecisionService,
+    ImprovementService,
+    OperatorSessions,
+    ReviewQueue,
+)
 
 
 def create_app(
@@ -40,6 +50,7 @@ def create_app(
     *,
     reads: AdminReads,
     review: ReviewQueue,
+    improvements: ImprovementService,
     lifespan: Lifespan[FastAPI] | None = None,
 ) -> FastAPI:
     """The services come from the composition root (``Platform.operator_sessions``, ``Platform.decisions``,
@@ -56,6 +67,7 @@ def create_app(
     app.state.oidc = oidc
     app.state.reads = reads
     app.state.review = review
+    app.state.improvements = improvements
     app.state.ready = lambda: sessions.ready()
     install_error_handlers(app, validation_code=VALIDATION_FAILED)
     install_input_hardening(app, settings, validation_code=VALIDATION_FAILED)
@@ -66,6 +78,7 @@ def create_app(
         decision_routes.router,
         release_routes.router,
         read_routes.router,
+        improvement_routes.router,
     ):
         app.include_router(router)
     # if_review_read: the queue, a case and its signed evidence links.
@@ -98,11 +111,18 @@ def _install_admin_errors(app: FastAPI) -> None:
         return render(request, ApiError(503, UNAVAILABLE, str(exc), retryable=True))
 
     async def on_review_read(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, ReviewReadError)
+        assert isinstance(exc, ReviewReadError | ImprovementError)
         return render(request, ApiError(exc.status, exc.code, str(exc)))
+
+    async def on_plugin_pin(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, PluginError)
+        return render(request, ApiError(422, exc.code, str(exc)))
 
     app.add_exception_handler(DecisionError, on_decision_error)
     app.add_exception_handler(ReviewReadError, on_review_read)
+    app.add_exception_handler(ImprovementError, on_review_read)
+    app.add_exception_handler(UnknownAdapterVersion, on_plugin_pin)
+    app.add_exception_handler(UnknownProfileVersion, on_plugin_pin)
     app.add_exception_handler(DatabaseError, on_database_error)
     app.add_exception_handler(StreamNotProvisioned, on_stream)
     app.add_exception_handler(LoginFailed, on_login_failed)

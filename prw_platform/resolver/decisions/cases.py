@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -220,3 +220,15 @@ def case_row(conn: Connection, tenant_id: str, case_id: str) -> CaseRow | None:
                FROM resolver.review_case WHERE tenant_id = %s AND case_id = %s""",
             (tenant_id, case_id),
         ).fetchone()
+
+
+def captures_with_case_kind(
+    conn: Connection, tenant_id: str, kind: str, capture_ids: Sequence[str]
+) -> set[str]:
+    """Which of ``capture_ids`` opened a review case of ``kind`` (an improvement's selection)."""
+    rows = conn.execute(
+        """SELECT DISTINCT capture_id FROM resolver.review_case
+           WHERE tenant_id = %s AND kind = %s AND capture_id = ANY(%s)""",
+        (tenant_id, kind, list(capture_ids)),
+    ).fetchall()
+    return {str(row["capture_id"]) for row in rows}

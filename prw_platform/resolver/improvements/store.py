@@ -1,4 +1,5 @@
-"""``resolver.improvement`` (migration 0011): the one module that reads and writes it.
+"""``resolver.improvement`` (migrations 0011, 0017) and ``resolver.improvement_transition``: the one module that
+reads and writes them.
 
 A list is paged newest first by ``(created_at, improvement_id)``; the page cursor is that pair of the last row,
 opaque to the caller (url-safe base64 of JSON), so paging stays stable while improvements are added.
@@ -38,6 +39,25 @@ class Improvement:
     status: ImprovementStatus
     created_by: str
     created_at: datetime
+    rationale: str = ""
+    #: Who moved it to its current status, and when (its author and creation time while it is a draft).
+    status_by: str | None = None
+    status_at: datetime | None = None
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    ordinal: int
+    from_status: ImprovementStatus | None
+    to_status: ImprovementStatus
+    actor: str
+    rationale: str
+    at: datetime
+
+
+_COLUMNS = """tenant_id, catalog_id, improvement_id, adapter_version, profile_version, definition_version,
+              selection, status, created_by, created_at, rationale, status_by, status_at, idempotency_key"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +68,12 @@ class ImprovementPage:
 
 
 def insert_improvement(conn: Connection, improvement: Improvement) -> None:
+    """A new improvement and its first transition (none → its status)."""
     conn.execute(
         """INSERT INTO resolver.improvement (tenant_id, catalog_id, improvement_id, adapter_version,
-               profile_version, definition_version, selection, status, created_by, created_at)
-           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+               profile_version, definition_version, selection, status, created_by, created_at, rationale,
+               status_by, status_at, idempotency_key)
+           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
         (
             improvement.tenant_id,
             improvement.catalog_id,
@@ -63,7 +85,95 @@ def insert_improvement(conn: Connection, improvement: Improvement) -> None:
             improvement.status,
             improvement.created_by,
             improvement.created_at,
+            improvement.rationale,
+            improvement.status_by or improvement.created_by,
+            improvement.status_at or improvement.created_at,
+            improvement.idempotency_key,
         ),
+    )
+    _record_transition(
+        conn,
+        improvement.tenant_id,
+        improvement.improvement_id,
+        None,
+        improvement.status,
+        improvement.created_by,
+        improvement.rationale,
+        improvement.created_at,
+    )
+
+
+def get_improvement(
+    conn: Connection, tenant_id: str, improvement_id: str, *, lock: bool = False
+) -> Improvement | None:
+    query = f"SELECT {_COLUMNS} FROM resolver.improvement WHERE tenant_id = %s AND improvement_id = %s"  # noqa: S608
+    with conn.cursor(row_factory=class_row(Improvement)) as cur:
+        return cur.execute(query + (" FOR UPDATE" if lock else ""), (tenant_id, improvement_id)).fetchone()
+
+
+def improvement_by_key(conn: Connection, tenant_id: str, idempotency_key: str) -> Improvement | None:
+    with conn.cursor(row_factory=class_row(Improvement)) as cur:
+        return cur.execute(
+            f"SELECT {_COLUMNS} FROM resolver.improvement WHERE tenant_id = %s AND idempotency_key = %s",  # noqa: S608
+            (tenant_id, idempotency_key),
+        ).fetchone()
+
+
+def set_status(
+    conn: Connection,
+    improvement: Improvement,
+    to_status: ImprovementStatus,
+    actor: str,
+    rationale: str,
+    at: datetime,
+) -> Improvement:
+    """Move a locked improvement to ``to_status`` and record the transition (the table's trigger refuses a move
+    that is not a transition, whatever calls it)."""
+    conn.execute(
+        """UPDATE resolver.improvement SET status = %s, status_by = %s, status_at = %s
+           WHERE tenant_id = %s AND improvement_id = %s""",
+        (to_status, actor, at, improvement.tenant_id, improvement.improvement_id),
+    )
+    _record_transition(
+        conn,
+        improvement.tenant_id,
+        improvement.improvement_id,
+        improvement.status,
+        to_status,
+        actor,
+        rationale,
+        at,
+    )
+    moved = get_improvement(conn, improvement.tenant_id, improvement.improvement_id)
+    assert moved is not None
+    return moved
+
+
+def transitions(conn: Connection, tenant_id: str, improvement_id: str) -> list[Transition]:
+    with conn.cursor(row_factory=class_row(Transition)) as cur:
+        return cur.execute(
+            """SELECT ordinal, from_status, to_status, actor, rationale, at FROM resolver.improvement_transition
+               WHERE tenant_id = %s AND improvement_id = %s ORDER BY ordinal""",
+            (tenant_id, improvement_id),
+        ).fetchall()
+
+
+def _record_transition(
+    conn: Connection,
+    tenant_id: str,
+    improvement_id: str,
+    from_status: str | None,
+    to_status: str,
+    actor: str,
+    rationale: str,
+    at: datetime,
+) -> None:
+    conn.execute(
+        """INSERT INTO resolver.improvement_transition
+               (tenant_id, improvement_id, ordinal, from_status, to_status, actor, rationale, at)
+           SELECT %s, %s, coalesce(max(ordinal), 0) + 1, %s, %s, %s, %s, %s
+             FROM resolver.improvement_transition WHERE tenant_id = %s AND improvement_id = %s""",
+        (tenant_id, improvement_id, from_status, to_status, actor, rationale, at, tenant_id, improvement_id),
     )
 
 
@@ -79,14 +189,13 @@ def list_improvements(
     position = _decode(after) if after else None
     with conn.cursor(row_factory=class_row(Improvement)) as cur:
         rows = cur.execute(
-            """SELECT tenant_id, catalog_id, improvement_id, adapter_version, profile_version, definition_version,
-                      selection, status, created_by, created_at
+            f"""SELECT {_COLUMNS}
                FROM resolver.improvement
                WHERE tenant_id = %(tenant)s
                  AND (%(status)s::text IS NULL OR status = %(status)s)
                  AND (%(at)s::timestamptz IS NULL OR (created_at, improvement_id) < (%(at)s, %(id)s))
                ORDER BY created_at DESC, improvement_id DESC
-               LIMIT %(limit)s""",
+               LIMIT %(limit)s""",  # noqa: S608 - a column list constant
             {
                 "tenant": tenant_id,
                 "status": status,

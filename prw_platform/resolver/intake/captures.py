@@ -22,7 +22,7 @@ second one waits, then sees the first one's receipt, so one capture is stored.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -347,3 +347,38 @@ def _digests(ctx: IntakeContext, tenant_id: str, selectors: tuple[ArtifactSelect
     if len(set(digests)) != len(digests):
         raise ValidationFailed("an artifact is listed twice")
     return tuple(digests)
+
+
+def select_capture_ids(
+    conn: Connection,
+    tenant_id: str,
+    catalog_id: str,
+    *,
+    source_id: str | None = None,
+    observed_from: datetime | None = None,
+    observed_to: datetime | None = None,
+    capture_ids: Sequence[str] | None = None,
+    limit: int,
+) -> list[str]:
+    """The catalog's captures that match every given criterion (an improvement's selection, issue 12), oldest
+    observation first, at most ``limit``. ``observed_to`` is exclusive."""
+    rows = conn.execute(
+        """SELECT capture_id FROM resolver.capture
+           WHERE tenant_id = %(tenant)s AND catalog_id = %(catalog)s
+             AND (%(source)s::text IS NULL OR source_id = %(source)s)
+             AND (%(from)s::timestamptz IS NULL OR observed_at >= %(from)s)
+             AND (%(to)s::timestamptz IS NULL OR observed_at < %(to)s)
+             AND (%(ids)s::text[] IS NULL OR capture_id = ANY(%(ids)s))
+           ORDER BY observed_at, capture_id
+           LIMIT %(limit)s""",
+        {
+            "tenant": tenant_id,
+            "catalog": catalog_id,
+            "source": source_id,
+            "from": observed_from,
+            "to": observed_to,
+            "ids": None if capture_ids is None else list(capture_ids),
+            "limit": limit,
+        },
+    ).fetchall()
+    return [str(row["capture_id"]) for row in rows]

@@ -7,6 +7,7 @@ to its inbox table in the same transaction as its results").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -190,3 +191,15 @@ def _listing_document(listing: ListingFields | None) -> dict[str, Any]:
 
 def _error(error: StageError) -> dict[str, str]:
     return {"code": error.code, "message": error.message}
+
+
+def captures_extracted_by(
+    conn: Connection, tenant_id: str, adapter: str, capture_ids: Sequence[str]
+) -> set[str]:
+    """Which of ``capture_ids`` have a result extracted by the adapter pin ``adapter`` (an improvement's selection)."""
+    rows = conn.execute(
+        """SELECT DISTINCT capture_id FROM resolver.resolution_result
+           WHERE tenant_id = %s AND adapter = %s AND capture_id = ANY(%s)""",
+        (tenant_id, adapter, list(capture_ids)),
+    ).fetchall()
+    return {str(row["capture_id"]) for row in rows}

@@ -5,7 +5,9 @@ without an access rule fails here."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -13,9 +15,10 @@ import pytest
 
 from prw_api.server import BackgroundServer
 from prw_platform.bootstrap import Platform
+from prw_platform.resolver.improvements import Improvement, insert_improvement
 from prw_platform.storage import ObjectStore
 from tests.e2e.admin.conftest import TENANT, Cases, Operator
-from tests.integration.resolution.pipeline import CATALOG
+from tests.integration.resolution.pipeline import CATALOG, SOURCE
 
 
 @pytest.fixture
@@ -51,6 +54,10 @@ ROUTES: dict[tuple[str, str], str | None] = {
     ("get", "/v1/workers"): "viewer",
     ("get", "/v1/receipts/{receipt_id}"): "viewer",
     ("get", "/v1/improvements"): "viewer",
+    ("post", "/v1/improvements"): "operator_admin",
+    ("get", "/v1/improvements/{improvement_id}"): "viewer",
+    ("post", "/v1/improvements/{improvement_id}/approve"): "reviewer",
+    ("post", "/v1/improvements/{improvement_id}/abandon"): "operator_admin",
     ("post", "/v1/resolve"): "operator_admin",
 }
 #: What a caller with the role gets when it is not the default (201 for a POST, 200 otherwise). The catalog
@@ -58,6 +65,8 @@ ROUTES: dict[tuple[str, str], str | None] = {
 ALLOWED: dict[tuple[str, str], tuple[int, str | None]] = {
     ("post", "/v1/releases"): (409, "NOTHING_TO_RELEASE"),
     ("post", "/v1/resolve"): (200, None),
+    ("post", "/v1/improvements/{improvement_id}/approve"): (200, None),
+    ("post", "/v1/improvements/{improvement_id}/abandon"): (200, None),
 }
 #: What a reviewer of another tenant gets in its own tenant when its role suffices: the case's tenant's rows are
 #: not there (INV-06), default 404 NOT_FOUND; a list of its tenant is empty; a receipt names its tenant
@@ -146,6 +155,16 @@ def _call(
         body = {"catalog_id": CATALOG}
     elif route == ("put", "/v1/catalogs/{catalog_id}/release-policy"):
         body = {"release_policy": "automatic", "rationale": "keep publishing every decision"}
+    elif route == ("post", "/v1/improvements"):
+        cases.item()
+        body = {
+            "catalog_id": CATALOG,
+            "adapter_version": "pa_schemaorg@1.1.0",
+            "selection": {"source_id": SOURCE},
+            "rationale": "re-read the source with 1.1.0",
+        }
+    elif route[1].startswith("/v1/improvements/{improvement_id}/"):
+        body = {"rationale": "checked the diff"}
     elif route == ("post", "/v1/resolve"):
         body = {"capture_id": cases.open()["capture_id"], "adapter": "auto", "dry_run": True}
     path = _concrete(cases, path)
@@ -171,6 +190,25 @@ def _concrete(cases: Cases, path: str) -> str:
         return path.format(case_id=cases.open()["case_id"])
     if "{decision_id}" in path:
         return path.format(decision_id=cases.open()["opened_by"])
+    if "{improvement_id}" in path:
+        # A fresh draft by an operator who is none of the callers (an author cannot approve their own).
+        cases.item()
+        improvement_id = f"imp_matrix_{uuid.uuid4().hex[:12]}"
+        draft = Improvement(
+            tenant_id=TENANT,
+            catalog_id=CATALOG,
+            improvement_id=improvement_id,
+            adapter_version="pa_schemaorg@1.1.0",
+            profile_version=None,
+            definition_version=None,
+            selection={"source_id": SOURCE},
+            status="draft",
+            created_by="operator:zed",
+            created_at=datetime.now(UTC),
+            rationale="re-read the source with 1.1.0",
+        )
+        cases.resolution.owner_db.run(lambda conn: insert_improvement(conn, draft))
+        return path.format(improvement_id=improvement_id)
     if "{receipt_id}" in path:
         capture_id = cases.open()["capture_id"]
         receipt = cases.resolution.one(

@@ -1,0 +1,140 @@
+"""Bodies of the improvement routes (issue 12 item 1): create, read, approve, abandon."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from prw_platform.services import ImprovementDraft, ImprovementRecord, Selection
+
+ImprovementStatus = Literal["draft", "reviewer_approved", "applied", "abandoned"]
+_ADAPTER_PIN = r"^pa_[a-z0-9_]{1,100}@[0-9]+\.[0-9]+\.[0-9]+$"
+_PROFILE_PIN = r"^np_[a-z0-9_]{1,100}@[0-9]+$"
+
+
+class SelectionBody(BaseModel):
+    """Which stored captures to re-resolve; every given criterion must hold, and at least one must be given."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source_id: str | None = Field(default=None, pattern=r"^[a-z0-9_]{1,120}$")
+    adapter: str | None = Field(
+        default=None, pattern=_ADAPTER_PIN, description="the adapter pin that extracted them"
+    )
+    observed_from: datetime | None = None
+    observed_to: datetime | None = Field(default=None, description="exclusive")
+    review_case_kind: str | None = Field(default=None, pattern=r"^[a-z_]{1,60}$")
+    capture_ids: list[str] | None = Field(default=None, min_length=1, max_length=1000)
+
+    @model_validator(mode="after")
+    def _something(self) -> SelectionBody:
+        if all(getattr(self, name) is None for name in type(self).model_fields):
+            raise ValueError("a selection needs at least one criterion")
+        for when in (self.observed_from, self.observed_to):
+            if when is not None and when.tzinfo is None:
+                raise ValueError("observed_from and observed_to need a time zone offset")
+        if self.observed_from and self.observed_to and self.observed_from >= self.observed_to:
+            raise ValueError("observed_from must be before observed_to")
+        return self
+
+    def selection(self) -> Selection:
+        return Selection(
+            source_id=self.source_id,
+            adapter=self.adapter,
+            observed_from=self.observed_from,
+            observed_to=self.observed_to,
+            review_case_kind=self.review_case_kind,
+            capture_ids=tuple(self.capture_ids) if self.capture_ids is not None else None,
+        )
+
+
+class ImprovementCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    catalog_id: str = Field(pattern=r"^[a-z0-9_]{1,120}$")
+    adapter_version: str | None = Field(default=None, pattern=_ADAPTER_PIN)
+    profile_version: str | None = Field(default=None, pattern=_PROFILE_PIN)
+    definition_version: str | None = Field(default=None, min_length=1, max_length=200)
+    selection: SelectionBody
+    rationale: str = Field(min_length=1, max_length=4000)
+
+    @model_validator(mode="after")
+    def _pins(self) -> ImprovementCreate:
+        if self.adapter_version is None and self.profile_version is None and self.definition_version is None:
+            raise ValueError(
+                "an improvement pins at least one of adapter_version, profile_version, definition_version"
+            )
+        return self
+
+    def draft(self) -> ImprovementDraft:
+        return ImprovementDraft(
+            catalog_id=self.catalog_id,
+            selection=self.selection.selection(),
+            rationale=self.rationale,
+            adapter_version=self.adapter_version,
+            profile_version=self.profile_version,
+            definition_version=self.definition_version,
+        )
+
+
+class TransitionBody(BaseModel):
+    """approve / abandon: why (recorded with the transition)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rationale: str = Field(min_length=1, max_length=4000)
+
+
+class TransitionView(BaseModel):
+    from_status: ImprovementStatus | None
+    to_status: ImprovementStatus
+    actor: str
+    rationale: str
+    at: datetime
+
+
+class ImprovementDetail(BaseModel):
+    improvement_id: str
+    catalog_id: str
+    status: ImprovementStatus
+    adapter_version: str | None
+    profile_version: str | None
+    definition_version: str | None
+    selection: dict[str, Any]
+    rationale: str
+    created_by: str
+    created_at: datetime
+    #: Stored captures the selection matches now, and the first of them.
+    captures: int
+    sample_capture_ids: list[str]
+    transitions: list[TransitionView]
+
+    @classmethod
+    def of(cls, record: ImprovementRecord) -> ImprovementDetail:
+        i = record.improvement
+        return cls(
+            improvement_id=i.improvement_id,
+            catalog_id=i.catalog_id,
+            status=i.status,
+            adapter_version=i.adapter_version,
+            profile_version=i.profile_version,
+            definition_version=i.definition_version,
+            selection=i.selection,
+            rationale=i.rationale,
+            created_by=i.created_by,
+            created_at=i.created_at,
+            captures=record.captures,
+            sample_capture_ids=list(record.sample),
+            transitions=[
+                TransitionView(
+                    from_status=t.from_status,
+                    to_status=t.to_status,
+                    actor=t.actor,
+                    rationale=t.rationale,
+                    at=t.at,
+                )
+                for t in record.transitions
+            ],
+        )

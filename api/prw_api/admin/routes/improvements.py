@@ -1,0 +1,107 @@
+"""Improvements (issue 12 item 1): ``POST /v1/improvements`` (operator_admin), ``GET /v1/improvements/{id}``
+(viewer), ``POST /v1/improvements/{id}/approve`` (reviewer: not the author) and ``.../abandon`` (operator_admin).
+
+State-changing routes need the session's CSRF token. Create is idempotent by ``Idempotency-Key`` (a retry returns
+200 with ``Idempotent-Replayed: true``). Errors: 404 NOT_FOUND, 403 FORBIDDEN (role, or approving one's own
+improvement), 409 INVALID_TRANSITION, 409 IDEMPOTENCY_CONFLICT, 422 UNKNOWN_ADAPTER_VERSION /
+UNKNOWN_PROFILE_VERSION / VALIDATION_FAILED (a selection that matches no capture).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Path, Request, Response
+
+from prw_api.admin.deps import AdminWriteDep, ReviewerWriteDep, ViewerDep
+from prw_api.admin.improvement_models import ImprovementCreate, ImprovementDetail, TransitionBody
+from prw_api.admin.routes.decisions import REPLAYED_HEADER
+from prw_api.errors import ErrorBody
+from prw_api.routing import PlatformRoute
+from prw_platform.services import ImprovementService
+
+router = APIRouter(tags=["improvements"], route_class=PlatformRoute)
+
+ImprovementId = Annotated[str, Path(pattern=r"^imp_[a-z0-9_]{1,120}$")]
+IdempotencyKey = Annotated[
+    str | None, Header(alias="Idempotency-Key", min_length=1, max_length=200, pattern=r"^[\x21-\x7e]+$")
+]
+
+
+def get_improvements(request: Request) -> ImprovementService:
+    service: ImprovementService = request.app.state.improvements
+    return service
+
+
+ImprovementsDep = Annotated[ImprovementService, Depends(get_improvements)]
+
+
+def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    return {status: {"model": ErrorBody} for status in (401, 403, *statuses, 503)}
+
+
+@router.post(
+    "/v1/improvements",
+    operation_id="createImprovement",
+    status_code=201,
+    response_model=ImprovementDetail,
+    responses={
+        200: {"model": ImprovementDetail, "description": "a replay of the Idempotency-Key"},
+        **_errors(404, 409, 422),
+    },
+)
+def create_improvement(
+    body: ImprovementCreate,
+    access: AdminWriteDep,
+    improvements: ImprovementsDep,
+    response: Response,
+    idempotency_key: IdempotencyKey = None,
+) -> ImprovementDetail:
+    record = improvements.create(access.tenant_id, body.draft(), access.actor, idempotency_key)
+    if record.replayed:
+        response.status_code = 200
+        response.headers[REPLAYED_HEADER] = "true"
+    return ImprovementDetail.of(record)
+
+
+@router.get(
+    "/v1/improvements/{improvement_id}",
+    operation_id="getImprovement",
+    response_model=ImprovementDetail,
+    responses=_errors(404),
+)
+def get_improvement(
+    improvement_id: ImprovementId, access: ViewerDep, improvements: ImprovementsDep
+) -> ImprovementDetail:
+    return ImprovementDetail.of(improvements.get(access.tenant_id, improvement_id))
+
+
+@router.post(
+    "/v1/improvements/{improvement_id}/approve",
+    operation_id="approveImprovement",
+    response_model=ImprovementDetail,
+    responses=_errors(404, 409, 422),
+)
+def approve_improvement(
+    improvement_id: ImprovementId,
+    body: TransitionBody,
+    access: ReviewerWriteDep,
+    improvements: ImprovementsDep,
+) -> ImprovementDetail:
+    return ImprovementDetail.of(
+        improvements.approve(access.tenant_id, improvement_id, access.actor, body.rationale)
+    )
+
+
+@router.post(
+    "/v1/improvements/{improvement_id}/abandon",
+    operation_id="abandonImprovement",
+    response_model=ImprovementDetail,
+    responses=_errors(404, 409, 422),
+)
+def abandon_improvement(
+    improvement_id: ImprovementId, body: TransitionBody, access: AdminWriteDep, improvements: ImprovementsDep
+) -> ImprovementDetail:
+    return ImprovementDetail.of(
+        improvements.abandon(access.tenant_id, improvement_id, access.actor, body.rationale)
+    )

@@ -1,0 +1,46 @@
+"""Errors of the improvement lifecycle (issue 12), each with the status and code the admin origin answers."""
+
+from __future__ import annotations
+
+
+class ImprovementError(Exception):
+    code = "VALIDATION_FAILED"
+    status = 422
+
+
+class ImprovementNotFound(ImprovementError):
+    """404 NOT_FOUND: no such improvement in the active tenant (another tenant's is unknown, INV-06)."""
+
+    code = "NOT_FOUND"
+    status = 404
+
+
+class InvalidImprovementTransition(ImprovementError):
+    """409 INVALID_TRANSITION: draft → reviewer_approved → applied, or draft / reviewer_approved → abandoned;
+    nothing else."""
+
+    code = "INVALID_TRANSITION"
+    status = 409
+
+
+class SelfApproval(ImprovementError):
+    """403 FORBIDDEN: the author of an improvement cannot approve it (a second pair of eyes)."""
+
+    code = "FORBIDDEN"
+    status = 403
+
+
+class ImprovementIdempotencyConflict(ImprovementError):
+    """409 IDEMPOTENCY_CONFLICT: the Idempotency-Key created another improvement."""
+
+    code = "IDEMPOTENCY_CONFLICT"
+    status = 409
+
+
+class EmptySelection(ImprovementError):
+    """422 VALIDATION_FAILED: the selection matches no stored capture of the catalog."""
+
+
+class UnknownCatalog(ImprovementError):
+    code = "NOT_FOUND"
+    status = 404
