@@ -181,6 +181,10 @@ class ImprovementService:
 
         return self._db.run(work, tenant_id=tenant_id)
 
+    def installed_pins(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The adapter and profile pins an improvement may name (the console offers them)."""
+        return self._registry.adapter_pins, self._registry.profile_pins
+
     def get(self, tenant_id: str, improvement_id: str) -> ImprovementView:
         def work(conn: Connection) -> ImprovementView:
             return self._view(conn, self._find(conn, tenant_id, improvement_id))

@@ -14,13 +14,20 @@ from fastapi.responses import RedirectResponse
 from prw_api.admin.console.rendering import page
 from prw_api.admin.errors import decision_error
 from prw_api.routing import PlatformRoute
-from prw_platform.errors import AuthError, CaseNotFound, DecisionError, ReviewReadError, SessionExpired
+from prw_platform.errors import (
+    AuthError,
+    CaseNotFound,
+    DecisionError,
+    ImprovementError,
+    ReviewReadError,
+    SessionExpired,
+)
 
 _ADVICE = {
     "TENANT_SCOPE_DENIED": "Your session has no membership in this tenant. Choose one of your tenants.",
     "FORBIDDEN": "Your role in this tenant does not allow this.",
     "CSRF_REJECTED": "The form was stale or not sent by this console. Reload the page and try again.",
-    "NOT_FOUND": "There is no such case, decision or catalog in your active tenant.",
+    "NOT_FOUND": "There is no such case, decision, improvement or catalog in your active tenant.",
     "IDEMPOTENCY_CONFLICT": "This form was already used for another request. Reload the page and try again.",
     "INVALID_CURSOR": "That page link is not one this console issued. Start again from the queue.",
 }
@@ -54,7 +61,7 @@ class ConsoleRoute(PlatformRoute):
                 return error_page(request, error.status, error.code, str(error))
             except CaseNotFound as error:
                 return error_page(request, 404, "NOT_FOUND", str(error))
-            except ReviewReadError as error:
+            except (ReviewReadError, ImprovementError) as error:
                 return error_page(request, error.status, error.code, str(error))
             except DecisionError as error:
                 refused = decision_error(error)

@@ -1,0 +1,93 @@
+"""The console's improvement pages over real HTTP (issue 12 item 1): an operator proposes one from the form, a
+reviewer who did not write it approves it, the author is told someone else approves, refusals show on the page
+with nothing written."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from prw_platform.db.database import Database
+from tests.e2e.admin.conftest import Cases, Operator
+from tests.integration.resolution.pipeline import SOURCE
+
+Login = Callable[[str], Operator]
+
+
+def _field(page: str, name: str) -> str:
+    found = re.search(rf'name="{name}" value="([^"]*)"', page)
+    assert found, f"no {name} field"
+    return found.group(1)
+
+
+def _count(owner: Database) -> int:
+    row = owner.run(lambda conn: conn.execute("SELECT count(*) AS n FROM resolver.improvement").fetchone())
+    assert row is not None
+    return int(row["n"])
+
+
+def test_propose_from_the_form_then_another_reviewer_approves(login: Login, cases: Cases) -> None:
+    cases.open()
+    ada, rita = login("ada"), login("rita")
+    listing = ada.http.get("/console/improvements")
+    assert listing.status_code == 200
+    assert "pa_schemaorg@1.1.0" in listing.text  # the installed pins are offered
+
+    form = {
+        "csrf_token": _field(listing.text, "csrf_token"),
+        "idempotency_key": _field(listing.text, "idempotency_key"),
+        "catalog_id": "cat_primary",
+        "adapter_version": "pa_schemaorg@1.1.0",
+        "source_id": SOURCE,
+        "observed_from": "2026-01-01",
+        "rationale": "re-read availability",
+    }
+    created = ada.http.post("/console/improvements", data=form)
+    assert created.status_code == 200
+    assert created.url.path.startswith("/console/improvements/imp_")
+    assert "You wrote this improvement" in created.text
+    # A second submit of the same form is the same improvement (its Idempotency-Key).
+    again = ada.http.post("/console/improvements", data=form)
+    assert again.url.path == created.url.path
+
+    page = rita.http.get(created.url.path)
+    approved = rita.http.post(
+        f"{created.url.path}/approve",
+        data={"csrf_token": _field(page.text, "csrf_token"), "rationale": "the diff is right"},
+    )
+
+    assert approved.status_code == 200
+    assert '<span class="status status-reviewer_approved">reviewer approved</span>' in approved.text
+    assert "the diff is right" in approved.text
+    assert 'action="' + created.url.path + '/approve"' not in approved.text
+
+
+def test_refusals_show_on_the_page_and_write_nothing(login: Login, cases: Cases, owner: Database) -> None:
+    cases.open()
+    ada = login("ada")
+    listing = ada.http.get("/console/improvements")
+    base = {
+        "csrf_token": _field(listing.text, "csrf_token"),
+        "idempotency_key": _field(listing.text, "idempotency_key"),
+        "catalog_id": "cat_primary",
+        "rationale": "nothing selected",
+    }
+
+    no_selection = ada.http.post(
+        "/console/improvements", data={**base, "adapter_version": "pa_schemaorg@1.1.0"}
+    )
+    no_match = ada.http.post(
+        "/console/improvements",
+        data={**base, "adapter_version": "pa_schemaorg@1.1.0", "source_id": "src_nowhere"},
+    )
+    no_csrf = ada.http.post(
+        "/console/improvements", data={**base, "csrf_token": "forged", "source_id": SOURCE}
+    )
+
+    assert no_selection.status_code == 422
+    assert "at least one criterion" in no_selection.text
+    assert no_match.status_code == 422
+    assert "matches no stored capture" in no_match.text
+    assert no_csrf.status_code == 403
+    assert _count(owner) == 0
+    assert login("vic").http.get("/console/improvements/imp_nowhere").status_code == 404
