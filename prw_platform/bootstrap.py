@@ -41,13 +41,14 @@ from prw_platform.product.gaps import ExportSource, GapCloser, HttpExportSource
 from prw_platform.product.queries import CursorCodec
 from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
 from prw_platform.provisioning import CatalogProvisioning
-from prw_platform.queues import ACCEPTED_CHANGES, RESOLUTION_JOBS, Queue, build_queue
+from prw_platform.queues import ACCEPTED_CHANGES, RESOLUTION_JOBS, RESOLUTION_REPLAYS, Queue, build_queue
 from prw_platform.queues.operations import DeadLetterOperations
 from prw_platform.reports import OperatorReports
 from prw_platform.resolver.assist.service import AssistPolicy, AssistService
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec, current_stream
 from prw_platform.resolver.decisions import DecisionService, MerchantService, StreamRef
 from prw_platform.resolver.exports import ExportService
+from prw_platform.resolver.improvements.replays import ReplayService
 from prw_platform.resolver.improvements.service import ImprovementService
 from prw_platform.resolver.intake import (
     IntakeContext,
@@ -188,7 +189,11 @@ class Platform:
     def dead_letters(self) -> DeadLetterOperations:
         """The dead-letter queues an operator looks at and re-drives, each through its consumer's end."""
         return DeadLetterOperations(
-            {RESOLUTION_JOBS.name: self.resolution_queue, ACCEPTED_CHANGES.name: self.accepted_changes_in},
+            {
+                RESOLUTION_JOBS.name: self.resolution_queue,
+                RESOLUTION_REPLAYS.name: self.replay_queue,
+                ACCEPTED_CHANGES.name: self.accepted_changes_in,
+            },
             not_redriven={
                 ACCEPTED_CHANGES.name: "the relay alone sends accepted changes, and gap closure re-fetches a"
                 " dead-lettered position from the export stream (docs/operators/gaps.md); discard the entry"
@@ -464,6 +469,40 @@ class Platform:
     def improvements(self) -> ImprovementService:
         """Issue 12: operators create, approve and abandon improvements (resolver_app, API timeouts)."""
         return ImprovementService(self.resolver_api_db, self.registry, clock=self.clock)
+
+    @cached_property
+    def replay_queue(self) -> Queue:
+        """if_replay_job: resolution-replays, produced by the admin API and consumed by the replay stage."""
+        return build_queue(self.settings, RESOLUTION_REPLAYS.name, db=self.resolver_db)
+
+    def _replay_service(self, db: Database) -> ReplayService:
+        services = ResolutionServices(
+            resolver_db=db,
+            store=self.store,
+            registry=self.registry,
+            streams=self.streams,
+            clock=self.clock,
+            retry=self.retry,
+        )
+        return ReplayService(
+            db,
+            self.replay_queue,
+            self.registry,
+            self.streams,
+            DryRunService(services),
+            self.retry,
+            clock=self.clock,
+        )
+
+    @cached_property
+    def replays(self) -> ReplayService:
+        """``POST /v1/improvements/{id}/replays`` and the replay reads (resolver_app, API timeouts)."""
+        return self._replay_service(self.resolver_api_db)
+
+    @cached_property
+    def replay_consumer(self) -> ReplayService:
+        """The ``replay`` stage: dry-run diffs of pinned re-resolutions (resolver_app, consumer timeouts)."""
+        return self._replay_service(self.resolver_db)
 
     @cached_property
     def admin_reads(self) -> AdminReads:

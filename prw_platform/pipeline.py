@@ -24,6 +24,7 @@ APPLY: Final = "apply"
 SWEEPER: Final = "sweeper"
 GAPS: Final = "gaps"
 ASSIST: Final = "assist"
+REPLAY: Final = "replay"
 
 #: The relay publishes this many outbox rows per transaction.
 RELAY_BATCH: Final = 100
@@ -89,6 +90,11 @@ def _sweep(platform: Platform, n: int) -> Batch:
     return Batch(len(report.enqueued), {"enqueued": len(report.enqueued), "failed": len(report.failed)})
 
 
+def _replay(platform: Platform, n: int) -> Batch:
+    report = platform.replay_consumer.run_batch(max_messages=min(n, MAX_MESSAGES_PER_RECEIVE))
+    return Batch(report.received, report.outcomes)
+
+
 def _assist(platform: Platform, n: int) -> Batch:
     report = platform.assist.run_batch(limit=n)
     # Only a settled case is progress: a budget spent or a provider backing off must let the stage idle.
@@ -132,6 +138,16 @@ def default_stages() -> StageRegistry:
                 prepare=lambda p: p.gap_closer,
                 batch_size=GAP_STREAMS,
                 idle_sleep=5.0,
+            ),
+            Stage(
+                REPLAY,
+                "Improvement replays (if_replay_job): re-run stored captures with pinned versions and record the"
+                " diff; never re-fetch.",
+                run_batch=_replay,
+                has_work=lambda p: p.replay_consumer.has_work(),
+                prepare=lambda p: p.replay_consumer,
+                batch_size=MAX_MESSAGES_PER_RECEIVE,
+                pipeline=False,
             ),
             Stage(
                 ASSIST,

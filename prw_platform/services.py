@@ -91,6 +91,7 @@ from prw_platform.resolver.improvements import (
     ImprovementPage,
     InvalidPageCursor,
 )
+from prw_platform.resolver.improvements.replays import ReplayRequested, ReplayService, ReplayView
 from prw_platform.resolver.improvements.service import (
     ImprovementDraft,
     ImprovementService,
@@ -239,6 +240,9 @@ __all__ = [
     "Release",
     "ReleaseAuthorized",
     "ReleasePolicyChange",
+    "ReplayRequested",
+    "ReplayService",
+    "ReplayView",
     "ResolutionConsumer",
     "RetireItem",
     "ReviewAction",

@@ -61,5 +61,6 @@ def admin_app(
         reads=platform.admin_reads,
         review=platform.review_queue,
         improvements=platform.improvements,
+        replays=platform.replays,
         lifespan=lifespan,
     )

@@ -14,7 +14,9 @@ from prw_platform.contracts.messages import (
     AggregateRevision,
     ArtifactRef,
     JobPins,
+    ReplayPins,
     ResolutionJob,
+    ResolutionReplay,
 )
 from prw_platform.contracts.payloads import (
     EventPayload,
@@ -83,7 +85,9 @@ __all__ = [
     "ReleasedMerchant",
     "ReleasedMerchantSource",
     "ReleasedShippingPolicy",
+    "ReplayPins",
     "ResolutionJob",
+    "ResolutionReplay",
     "RetiredItem",
     "Revisions",
     "SchemaViolation",

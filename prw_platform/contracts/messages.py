@@ -7,11 +7,17 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prw_platform.contracts.schemas import ACCEPTED_CHANGE_SCHEMA, RESOLUTION_JOB_SCHEMA, validate
+from prw_platform.contracts.schemas import (
+    ACCEPTED_CHANGE_SCHEMA,
+    RESOLUTION_JOB_SCHEMA,
+    RESOLUTION_REPLAY_SCHEMA,
+    validate,
+)
 from prw_platform.contracts.vocabulary import VOCABULARY
 
 ACCEPTED_CHANGE_SCHEMA_VERSION: Final = "accepted-change/1"
 RESOLUTION_JOB_SCHEMA_VERSION: Final = "resolution.job/1"
+RESOLUTION_REPLAY_SCHEMA_VERSION: Final = "resolution.replay/1"
 #: At run time a message is checked against the schema WITHOUT its type → payload union (``allOf``); the payload
 #: is checked by the model of its type (``EventType.parse``), which that union is generated from: the same
 #: contract, but jsonschema walking a payload cost ~1.2 ms per event, five times the rest of the parse, on both the
@@ -113,4 +119,47 @@ class ResolutionJob(_Message):
     @classmethod
     def from_message(cls, message: object) -> ResolutionJob:
         validate(RESOLUTION_JOB_SCHEMA, message)
+        return cls.model_validate(message)
+
+
+class ReplayPins(_Message):
+    """What a replay pins (if_replay_job): the adapter and profile versions, the identity rules' generation and the
+    attribute definition versions."""
+
+    adapter: str | None = None
+    profile: str | None = None
+    identity_generation: int | None = Field(default=None, ge=1)
+    definition_versions: dict[str, int] | None = None
+
+
+class ResolutionReplay(_Message):
+    """resolution.replay.v1 (if_replay_job). ``job_id = replay_id:capture_id``."""
+
+    schema_version: Literal["resolution.replay/1"] = RESOLUTION_REPLAY_SCHEMA_VERSION
+    job_id: str
+    replay_id: str
+    improvement_id: str
+    tenant_id: str
+    catalog_id: str
+    capture_id: str
+    artifacts: tuple[ArtifactRef, ...]
+    pins: ReplayPins
+    mode: Literal["dry_run", "apply"]
+    preserve_observed_at: Literal[True] = True
+    requested_by: str
+    enqueued_at: datetime
+    history_epoch: str
+
+    @staticmethod
+    def make_job_id(replay_id: str, capture_id: str) -> str:
+        return f"{replay_id}:{capture_id}"
+
+    def to_message(self) -> dict[str, Any]:
+        message = self.model_dump(mode="json", exclude_none=True)
+        validate(RESOLUTION_REPLAY_SCHEMA, message)
+        return message
+
+    @classmethod
+    def from_message(cls, message: object) -> ResolutionReplay:
+        validate(RESOLUTION_REPLAY_SCHEMA, message)
         return cls.model_validate(message)

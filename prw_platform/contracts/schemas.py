@@ -14,6 +14,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 _REPO_SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 ACCEPTED_CHANGE_SCHEMA = "product.accepted-change.v1.json"
 RESOLUTION_JOB_SCHEMA = "resolution.job.v1.json"
+RESOLUTION_REPLAY_SCHEMA = "resolution.replay.v1.json"
 
 
 class SchemaViolation(ValueError):

@@ -72,6 +72,8 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         # Improvements and replays (issue 12), listed by the admin origin (if_admin_read).
         "resolver.improvement": "prw_platform.resolver.improvements.store",
         "resolver.improvement_transition": "prw_platform.resolver.improvements.store",
+        "resolver.replay": "prw_platform.resolver.improvements.replay_store",
+        "resolver.replay_capture": "prw_platform.resolver.improvements.replay_store",
         # The PostgreSQL queue (the embedded default of the Queue port).
         "queue.message": "prw_platform.queues.postgres",
         "queue.dead_letter": "prw_platform.queues.postgres",

@@ -30,6 +30,7 @@ def _example(name: str) -> dict[str, Any]:
     [
         ("product.accepted-change.v1.json", "product.accepted-change.v1.example0.json"),
         ("resolution.job.v1.json", "resolution.job.v1.example0.json"),
+        ("resolution.replay.v1.json", "resolution.replay.v1.example0.json"),
     ],
 )
 def test_seed_example_validates(schema: str, example: str) -> None:
@@ -74,3 +75,29 @@ def test_malformed_resolution_job_is_refused(mutate: Any, why: str) -> None:
     job = copy.deepcopy(_example("resolution.job.v1.example0.json"))
     mutate(job)
     assert list(_validator("resolution.job.v1.json").iter_errors(job)), why
+
+
+def test_the_seed_replay_example_round_trips_through_its_model() -> None:
+    from prw_platform.contracts import ResolutionReplay
+
+    example = _example("resolution.replay.v1.example0.json")
+    replay = ResolutionReplay.from_message(example)
+
+    assert replay.job_id == ResolutionReplay.make_job_id(replay.replay_id, replay.capture_id)
+    assert replay.to_message() == example
+
+
+@pytest.mark.parametrize(
+    ("mutate", "why"),
+    [
+        (lambda e: e.update(preserve_observed_at=False), "a replay keeps the capture's observed_at"),
+        (lambda e: e.update(mode="force"), "dry_run or apply only"),
+        (lambda e: e.update(token="secret"), "no credentials in a message"),
+        (lambda e: e.pop("tenant_id"), "the tenant is stamped from the session"),
+        (lambda e: e.update(artifacts=[]), "a replay reads stored artifacts"),
+    ],
+)
+def test_malformed_replay_is_refused(mutate: Any, why: str) -> None:
+    replay = copy.deepcopy(_example("resolution.replay.v1.example0.json"))
+    mutate(replay)
+    assert list(_validator("resolution.replay.v1.json").iter_errors(replay)), why

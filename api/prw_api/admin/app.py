@@ -38,6 +38,7 @@ from prw_platform.services import (
     DecisionService,
     ImprovementService,
     OperatorSessions,
+    ReplayService,
     ReviewQueue,
 )
 
@@ -51,6 +52,7 @@ def create_app(
     reads: AdminReads,
     review: ReviewQueue,
     improvements: ImprovementService,
+    replays: ReplayService,
     lifespan: Lifespan[FastAPI] | None = None,
 ) -> FastAPI:
     """The services come from the composition root (``Platform.operator_sessions``, ``Platform.decisions``,
@@ -68,6 +70,7 @@ def create_app(
     app.state.reads = reads
     app.state.review = review
     app.state.improvements = improvements
+    app.state.replays = replays
     app.state.ready = lambda: sessions.ready()
     install_error_handlers(app, validation_code=VALIDATION_FAILED)
     install_input_hardening(app, settings, validation_code=VALIDATION_FAILED)

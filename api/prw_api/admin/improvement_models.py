@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from prw_platform.services import ImprovementDraft, ImprovementRecord, Selection
+from prw_platform.services import ImprovementDraft, ImprovementRecord, ReplayView, Selection
 
 ImprovementStatus = Literal["draft", "reviewer_approved", "applied", "abandoned"]
 _ADAPTER_PIN = r"^pa_[a-z0-9_]{1,100}@[0-9]+\.[0-9]+\.[0-9]+$"
@@ -110,9 +110,11 @@ class ImprovementDetail(BaseModel):
     captures: int
     sample_capture_ids: list[str]
     transitions: list[TransitionView]
+    #: Its replays, oldest first.
+    replays: list[ReplaySummary] = Field(default_factory=list)
 
     @classmethod
-    def of(cls, record: ImprovementRecord) -> ImprovementDetail:
+    def of(cls, record: ImprovementRecord, replays: list[Any] | None = None) -> ImprovementDetail:
         i = record.improvement
         return cls(
             improvement_id=i.improvement_id,
@@ -136,5 +138,83 @@ class ImprovementDetail(BaseModel):
                     at=t.at,
                 )
                 for t in record.transitions
+            ],
+            replays=[ReplaySummary.of(r) for r in replays or []],
+        )
+
+
+# -- replays (if_replay_job) --------------------------------------------------------------------------------------
+class ReplayBody(BaseModel):
+    """``mode``: ``dry_run`` (the default: writes the diff and nothing else) or ``apply``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["dry_run", "apply"] = "dry_run"
+
+
+class ReplaySummary(BaseModel):
+    replay_id: str
+    improvement_id: str
+    mode: Literal["dry_run", "apply"]
+    status: Literal["queued", "completed"]
+    pins: dict[str, Any]
+    captures: int
+    enqueued: int
+    settled: int
+    changed: int
+    failed: int
+    preserves_observed_at: Literal[True] = True
+    requested_by: str
+    created_at: datetime
+    completed_at: datetime | None
+
+    @classmethod
+    def of(cls, replay: Any) -> ReplaySummary:
+        return cls(
+            replay_id=replay.replay_id,
+            improvement_id=replay.improvement_id,
+            mode=replay.mode,
+            status=replay.status,
+            pins=replay.pins,
+            captures=replay.captures,
+            enqueued=replay.enqueued,
+            settled=replay.settled,
+            changed=replay.changed,
+            failed=replay.failed,
+            requested_by=replay.requested_by,
+            created_at=replay.created_at,
+            completed_at=replay.completed_at,
+        )
+
+
+class ReplayCaptureView(BaseModel):
+    capture_id: str
+    status: Literal["diffed", "failed"]
+    outcome_changed: bool
+    diff: dict[str, Any] | None
+    error: dict[str, Any] | None
+
+
+class ReplayDetail(ReplaySummary):
+    #: Captures whose claims, attributes, stage outcome or identity outcome change, new review cases, errors.
+    summary: dict[str, int]
+    #: The first changed or failed captures with their diff.
+    changed_captures: list[ReplayCaptureView]
+
+    @classmethod
+    def of_view(cls, view: ReplayView) -> ReplayDetail:
+        base = ReplaySummary.of(view.replay).model_dump()
+        return cls(
+            **base,
+            summary=view.summary,
+            changed_captures=[
+                ReplayCaptureView(
+                    capture_id=c.capture_id,
+                    status=c.status,  # type: ignore[arg-type]
+                    outcome_changed=c.outcome_changed,
+                    diff=c.diff,
+                    error=c.error,
+                )
+                for c in view.changed
             ],
         )

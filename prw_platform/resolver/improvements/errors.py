@@ -44,3 +44,17 @@ class EmptySelection(ImprovementError):
 class UnknownCatalog(ImprovementError):
     code = "NOT_FOUND"
     status = 404
+
+
+class ReplayForbidden(ImprovementError):
+    """if_replay_job Authorization: "mode=apply needs a reviewer-approved improvement" (403 FORBIDDEN)."""
+
+    code = "FORBIDDEN"
+    status = 403
+
+
+class ReplayInProgress(ImprovementError):
+    """409 REPLAY_IN_PROGRESS: "Same improvement+pins already running"."""
+
+    code = "REPLAY_IN_PROGRESS"
+    status = 409

@@ -40,6 +40,8 @@ class DryRunRequest:
     record: str | None = None
     #: ``auto`` or an installed adapter pin ``pa_<name>@MAJOR.MINOR.PATCH``.
     adapter: str = AUTO
+    #: An installed profile pin (``np_core@1``), or None for the consumer's rule (an improvement replay pins it).
+    profile: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +75,12 @@ class DryRunService:
         pin = None if request.adapter == AUTO else request.adapter
         if pin is not None:
             services.registry.adapter(pin)  # UNKNOWN_ADAPTER_VERSION before any evidence is read
+        if request.profile is not None:
+            services.registry.profile(request.profile)  # UNKNOWN_PROFILE_VERSION likewise
         capture = self._capture(tenant_id, request)
         extraction = extract(services.registry, capture, read_evidence(services.store, capture), pin)
         normalization = (
-            normalize(services.registry, services.profiles, extraction.claims, None)
+            normalize(services.registry, services.profiles, extraction.claims, request.profile)
             if extraction.stage_outcome == "extracted"
             else None
         )

@@ -203,3 +203,48 @@ def captures_extracted_by(
         (tenant_id, adapter, list(capture_ids)),
     ).fetchall()
     return {str(row["capture_id"]) for row in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureResults:
+    """What the consumer last recorded for a capture: the "before" of an improvement replay's diff."""
+
+    job_id: str
+    stage_outcome: str
+    adapter: str | None
+    profile: str | None
+    claims: list[dict[str, Any]]
+    attributes: list[dict[str, Any]]
+    identity: dict[str, Any]
+
+
+def latest_results(conn: Connection, tenant_id: str, capture_id: str) -> CaptureResults | None:
+    """The newest result of the capture (its claims in order, its normalized attributes by key), or None."""
+    head = conn.execute(
+        """SELECT job_id, stage_outcome, adapter, profile, identity FROM resolver.resolution_result
+           WHERE tenant_id = %s AND capture_id = %s ORDER BY created_at DESC, job_id DESC LIMIT 1""",
+        (tenant_id, capture_id),
+    ).fetchone()
+    if head is None:
+        return None
+    job_id = str(head["job_id"])
+    claims = conn.execute(
+        """SELECT attribute, value, evidence_locator FROM resolver.extracted_claim
+           WHERE tenant_id = %s AND job_id = %s ORDER BY ordinal""",
+        (tenant_id, job_id),
+    ).fetchall()
+    attributes = conn.execute(
+        """SELECT key, value, unit FROM resolver.normalized_attribute
+           WHERE tenant_id = %s AND job_id = %s ORDER BY key""",
+        (tenant_id, job_id),
+    ).fetchall()
+    identity = head["identity"]
+    return CaptureResults(
+        job_id=job_id,
+        stage_outcome=str(head["stage_outcome"]),
+        adapter=None if head["adapter"] is None else str(head["adapter"]),
+        profile=None if head["profile"] is None else str(head["profile"]),
+        claims=[dict(row) for row in claims],
+        attributes=[dict(row) for row in attributes],
+        identity=dict(identity) if isinstance(identity, dict) else {},
+    )

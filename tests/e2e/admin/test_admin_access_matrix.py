@@ -58,6 +58,8 @@ ROUTES: dict[tuple[str, str], str | None] = {
     ("get", "/v1/improvements/{improvement_id}"): "viewer",
     ("post", "/v1/improvements/{improvement_id}/approve"): "reviewer",
     ("post", "/v1/improvements/{improvement_id}/abandon"): "operator_admin",
+    ("post", "/v1/improvements/{improvement_id}/replays"): "operator_admin",
+    ("get", "/v1/replays/{replay_id}"): "viewer",
     ("post", "/v1/resolve"): "operator_admin",
 }
 #: What a caller with the role gets when it is not the default (201 for a POST, 200 otherwise). The catalog
@@ -67,6 +69,7 @@ ALLOWED: dict[tuple[str, str], tuple[int, str | None]] = {
     ("post", "/v1/resolve"): (200, None),
     ("post", "/v1/improvements/{improvement_id}/approve"): (200, None),
     ("post", "/v1/improvements/{improvement_id}/abandon"): (200, None),
+    ("post", "/v1/improvements/{improvement_id}/replays"): (202, None),
 }
 #: What a reviewer of another tenant gets in its own tenant when its role suffices: the case's tenant's rows are
 #: not there (INV-06), default 404 NOT_FOUND; a list of its tenant is empty; a receipt names its tenant
@@ -163,6 +166,8 @@ def _call(
             "selection": {"source_id": SOURCE},
             "rationale": "re-read the source with 1.1.0",
         }
+    elif route == ("post", "/v1/improvements/{improvement_id}/replays"):
+        body = {"mode": "dry_run"}
     elif route[1].startswith("/v1/improvements/{improvement_id}/"):
         body = {"rationale": "checked the diff"}
     elif route == ("post", "/v1/resolve"):
@@ -190,6 +195,19 @@ def _concrete(cases: Cases, path: str) -> str:
         return path.format(case_id=cases.open()["case_id"])
     if "{decision_id}" in path:
         return path.format(decision_id=cases.open()["opened_by"])
+    if "{replay_id}" in path:
+        # A replay row of the case's tenant (the route reads it; no message is needed).
+        improvement_path = _concrete(cases, "/{improvement_id}")
+        replay_id = f"rpl_matrix_{uuid.uuid4().hex[:12]}"
+        cases.resolution.owner_db.run(
+            lambda conn: conn.execute(
+                """INSERT INTO resolver.replay (tenant_id, catalog_id, replay_id, improvement_id, mode, pins, pins_key,
+                       status, captures, requested_by, history_epoch, created_at)
+                   VALUES (%s, %s, %s, %s, 'dry_run', '{}', '{}', 'queued', 1, 'operator:zed', 'h', now())""",
+                (TENANT, CATALOG, replay_id, improvement_path.removeprefix("/")),
+            )
+        )
+        return path.format(replay_id=replay_id)
     if "{improvement_id}" in path:
         # A fresh draft by an operator who is none of the callers (an author cannot approve their own).
         cases.item()

@@ -31,6 +31,7 @@ def test_the_whole_definitions_load() -> None:
         "gaps_job",
         "sweep_job",
         "assist_job",
+        "replay_job",
         "platform_state_job",
     }
     assert {s.name for s in repository.sensor_defs} == {
@@ -39,6 +40,7 @@ def test_the_whole_definitions_load() -> None:
         "accepted_changes_sensor",
         "gaps_sensor",
         "assist_sensor",
+        "replay_sensor",
     }
     assert {s.name for s in repository.schedule_defs} == {"pending_job_sweep", "platform_state_schedule"}
     checks = {key.name for key in repository.asset_graph.asset_check_keys}

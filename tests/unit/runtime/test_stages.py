@@ -13,7 +13,7 @@ import pytest
 from prw_platform.bootstrap import Platform
 from prw_platform.config import Settings
 from prw_platform.deployment import DatabaseUrls
-from prw_platform.pipeline import APPLY, ASSIST, GAPS, RELAY, RESOLUTION, SWEEPER, default_stages
+from prw_platform.pipeline import APPLY, ASSIST, GAPS, RELAY, REPLAY, RESOLUTION, SWEEPER, default_stages
 from prw_platform.runtime import (
     Batch,
     Budget,
@@ -71,7 +71,7 @@ def platform(tmp_path: Path) -> Iterator[Platform]:
 def test_the_platform_registers_the_pipeline_stages_in_order_and_the_sweeper_beside_them() -> None:
     registry = default_stages()
 
-    assert registry.names() == (RESOLUTION, RELAY, APPLY, GAPS, ASSIST, SWEEPER)
+    assert registry.names() == (RESOLUTION, RELAY, APPLY, GAPS, REPLAY, ASSIST, SWEEPER)
     assert registry.names(pipeline_only=True) == (RESOLUTION, RELAY, APPLY, GAPS)
     assert registry[SWEEPER].cron is not None
     assert all(s.cron is None for s in registry if s.pipeline)

@@ -14,11 +14,18 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, Path, Request, Response
 
 from prw_api.admin.deps import AdminWriteDep, ReviewerWriteDep, ViewerDep
-from prw_api.admin.improvement_models import ImprovementCreate, ImprovementDetail, TransitionBody
+from prw_api.admin.improvement_models import (
+    ImprovementCreate,
+    ImprovementDetail,
+    ReplayBody,
+    ReplayDetail,
+    ReplaySummary,
+    TransitionBody,
+)
 from prw_api.admin.routes.decisions import REPLAYED_HEADER
 from prw_api.errors import ErrorBody
 from prw_api.routing import PlatformRoute
-from prw_platform.services import ImprovementService
+from prw_platform.services import ImprovementService, ReplayService
 
 router = APIRouter(tags=["improvements"], route_class=PlatformRoute)
 
@@ -33,7 +40,13 @@ def get_improvements(request: Request) -> ImprovementService:
     return service
 
 
+def get_replays(request: Request) -> ReplayService:
+    service: ReplayService = request.app.state.replays
+    return service
+
+
 ImprovementsDep = Annotated[ImprovementService, Depends(get_improvements)]
+ReplaysDep = Annotated[ReplayService, Depends(get_replays)]
 
 
 def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -71,9 +84,10 @@ def create_improvement(
     responses=_errors(404),
 )
 def get_improvement(
-    improvement_id: ImprovementId, access: ViewerDep, improvements: ImprovementsDep
+    improvement_id: ImprovementId, access: ViewerDep, improvements: ImprovementsDep, replays: ReplaysDep
 ) -> ImprovementDetail:
-    return ImprovementDetail.of(improvements.get(access.tenant_id, improvement_id))
+    record = improvements.get(access.tenant_id, improvement_id)
+    return ImprovementDetail.of(record, replays.replays(access.tenant_id, improvement_id))
 
 
 @router.post(
@@ -105,3 +119,30 @@ def abandon_improvement(
     return ImprovementDetail.of(
         improvements.abandon(access.tenant_id, improvement_id, access.actor, body.rationale)
     )
+
+
+@router.post(
+    "/v1/improvements/{improvement_id}/replays",
+    operation_id="createReplay",
+    status_code=202,
+    response_model=ReplaySummary,
+    responses=_errors(404, 409, 422),
+)
+def create_replay(
+    improvement_id: ImprovementId, access: AdminWriteDep, replays: ReplaysDep, body: ReplayBody | None = None
+) -> ReplaySummary:
+    """if_replay_job: one resolution.replay.v1 message per selected capture; dry run unless ``mode: apply``."""
+    mode = body.mode if body is not None else "dry_run"
+    return ReplaySummary.of(replays.request(access.tenant_id, improvement_id, mode, access.actor).replay)
+
+
+@router.get(
+    "/v1/replays/{replay_id}",
+    operation_id="getReplay",
+    response_model=ReplayDetail,
+    responses=_errors(404),
+)
+def get_replay(
+    replay_id: Annotated[str, Path(pattern=r"^rpl_[a-z0-9_]{1,120}$")], access: ViewerDep, replays: ReplaysDep
+) -> ReplayDetail:
+    return ReplayDetail.of_view(replays.view(access.tenant_id, replay_id))
