@@ -25,6 +25,7 @@ from prw_platform.resolver.reports import (
     CollectorRow,
     DecisionRow,
     EventRow,
+    ReplaySummaryRow,
     ResolutionRow,
     ReviewCaseRow,
     StreamStatus,
@@ -64,6 +65,10 @@ class OperatorReports:
     # The resolver side.
     def capture_counts(self) -> list[CaptureCounts]:
         return resolver.capture_counts(self._db)
+
+    def replay_summaries(self, limit: int = 20) -> list[ReplaySummaryRow]:
+        """The newest improvement replays with their diff summaries (issue 12)."""
+        return resolver.replay_summaries(self._db, limit)
 
     def stream_statuses(self) -> list[StreamStatus]:
         """Per stream: committed, published and unpublished positions of the outbox (INV-03)."""

@@ -418,3 +418,69 @@ def assist_backlog(
             ).fetchall()
 
     return owner.run(work, read_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaySummaryRow:
+    """One improvement replay with its diff summary (the ``improvement_replays`` asset, issue 12 item 4)."""
+
+    tenant_id: str
+    improvement_id: str
+    replay_id: str
+    mode: str
+    status: str
+    pins: dict[str, object]
+    captures: int
+    settled: int
+    changed: int
+    failed: int
+    claims_changed: int
+    attributes_changed: int
+    identity_changed: int
+    new_review_cases: int
+    created_at: datetime
+    #: Up to 5 changed captures: (capture id, what changed).
+    sample: list[dict[str, object]]
+
+
+def replay_summaries(owner: Database, limit: int = 20) -> list[ReplaySummaryRow]:
+    """The newest replays of every tenant, with counts of what their diffs change and a sample."""
+
+    def work(conn: Connection) -> list[ReplaySummaryRow]:
+        with conn.cursor(row_factory=class_row(ReplaySummaryRow)) as cur:
+            return cur.execute(
+                """SELECT r.tenant_id, r.improvement_id, r.replay_id, r.mode, r.status, r.pins, r.captures,
+                          r.settled, r.changed, r.failed,
+                          coalesce(d.claims, 0) AS claims_changed, coalesce(d.attributes, 0) AS attributes_changed,
+                          coalesce(d.identity, 0) AS identity_changed, coalesce(d.new_cases, 0) AS new_review_cases,
+                          r.created_at, coalesce(s.sample, '[]'::jsonb) AS sample
+                     FROM resolver.replay r
+                     LEFT JOIN LATERAL (
+                         SELECT count(*) FILTER (WHERE (c.diff -> 'claims' ->> 'changed')::boolean)::int AS claims,
+                                count(*) FILTER (WHERE (c.diff -> 'attributes' ->> 'changed')::boolean)::int
+                                    AS attributes,
+                                count(*) FILTER (WHERE (c.diff -> 'identity' ->> 'changed')::boolean)::int AS identity,
+                                count(*) FILTER (WHERE (c.diff -> 'identity' ->> 'new_review_case')::boolean)::int
+                                    AS new_cases
+                           FROM resolver.replay_capture c
+                          WHERE c.tenant_id = r.tenant_id AND c.replay_id = r.replay_id
+                     ) d ON true
+                     LEFT JOIN LATERAL (
+                         SELECT jsonb_agg(jsonb_build_object(
+                                    'capture_id', c.capture_id,
+                                    'claims_added', jsonb_array_length(coalesce(c.diff -> 'claims' -> 'added', '[]')),
+                                    'claims_removed',
+                                        jsonb_array_length(coalesce(c.diff -> 'claims' -> 'removed', '[]')),
+                                    'identity', c.diff -> 'identity' -> 'after' ->> 'rule',
+                                    'error', c.error ->> 'code')) AS sample
+                           FROM (SELECT * FROM resolver.replay_capture c
+                                  WHERE c.tenant_id = r.tenant_id AND c.replay_id = r.replay_id
+                                    AND (c.outcome_changed OR c.status = 'failed')
+                                  ORDER BY c.capture_id LIMIT 5) c
+                     ) s ON true
+                    ORDER BY r.created_at DESC, r.replay_id DESC
+                    LIMIT %s""",
+                (limit,),
+            ).fetchall()
+
+    return owner.run(work, read_only=True)

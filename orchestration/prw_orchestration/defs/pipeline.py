@@ -9,10 +9,13 @@ cursor. A fresh cursor (a new daemon, the demo's driver) continues from the high
 so a run key is never reused. A stage added to the registry gets its job, sensor or schedule here without code.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import dagster as dg
 
+from prw_orchestration.defs.state import replay_metadata
 from prw_orchestration.resources import PlatformResource
 from prw_platform.pipeline import default_stages
 from prw_platform.runtime import Budget, Stage, has_work, run_stage
@@ -45,6 +48,13 @@ _KNOWN_NAMES = {
 }
 
 
+#: A stage whose runs also record an asset's new state: a replay run's diff summary is the
+#: ``improvement_replays`` asset's metadata (issue 12 item 4), visible as soon as the run ends.
+_MATERIALIZES: dict[str, tuple[str, Callable[[PlatformResource], dict[str, Any]]]] = {
+    "replay": ("improvement_replays", replay_metadata),
+}
+
+
 def dagster_names(stage: Stage) -> DagsterNames:
     return _KNOWN_NAMES.get(
         stage.name,
@@ -61,6 +71,10 @@ def stage_job(stage: Stage) -> dg.JobDefinition:
     def run(context: dg.OpExecutionContext, platform: PlatformResource) -> dg.Output[int]:
         report = run_stage(platform.platform, stage.name, Budget(batches=BATCHES_PER_RUN))
         context.log.info(f"{stage.name}: {report.describe()} in {report.batches} batches")
+        materializes = _MATERIALIZES.get(stage.name)
+        if materializes is not None and report.taken:
+            asset, metadata = materializes
+            context.log_event(dg.AssetMaterialization(asset_key=asset, metadata=metadata(platform)))
         return dg.Output(report.taken, metadata=report.metadata())
 
     trigger = f"schedule: {names.schedule}" if stage.cron else f"sensor: {names.sensor}"

@@ -2,6 +2,8 @@
 what an operator sees"). Each asset is a snapshot of state owned by the core: materializing it reads, it never
 writes. The ``platform_state_job`` (and its schedule) refreshes them and runs the checks."""
 
+from typing import Any
+
 import dagster as dg
 
 from prw_orchestration.resources import PlatformResource
@@ -278,6 +280,40 @@ def dead_letter_queues_empty(platform: PlatformResource) -> dg.AssetCheckResult:
     )
 
 
+@dg.asset(
+    group_name=GROUP,
+    description="Improvement replays (issue 12, if_replay_job): the newest replays with what their diffs change "
+    "(captures whose claims, attributes or identity outcome change, new review cases, errors) and a sample of "
+    "changed captures, so a reviewer can judge an upgrade before approving apply.",
+)
+def improvement_replays(platform: PlatformResource) -> dg.MaterializeResult[None]:
+    return dg.MaterializeResult(metadata=replay_metadata(platform))
+
+
+def replay_metadata(platform: PlatformResource) -> dict[str, Any]:
+    """The ``improvement_replays`` asset's metadata; each ``replay_job`` run records it too (``defs.pipeline``)."""
+    replays = platform.platform.reports.replay_summaries()
+    latest = replays[0] if replays else None
+    metadata: dict[str, dg.RawMetadataValue] = {
+        "replays": len(replays),
+        "queued": sum(1 for r in replays if r.status == "queued"),
+        "per_replay": dg.MetadataValue.md(
+            "| tenant | improvement | replay | mode | status | captures | settled | changed | claims | attributes "
+            "| identity | new review cases | errors |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+            + "\n".join(
+                f"| {r.tenant_id} | {r.improvement_id} | {r.replay_id} | {r.mode} | {r.status} | {r.captures} "
+                f"| {r.settled} | {r.changed} | {r.claims_changed} | {r.attributes_changed} | {r.identity_changed} "
+                f"| {r.new_review_cases} | {r.failed} |"
+                for r in replays
+            )
+        ),
+    }
+    if latest is not None:
+        metadata["latest_replay"] = latest.replay_id
+        metadata["latest_changed_sample"] = dg.MetadataValue.json(latest.sample)
+    return metadata
+
+
 STATE_ASSETS = (
     captures,
     accepted_change_stream,
@@ -285,6 +321,7 @@ STATE_ASSETS = (
     product_gaps,
     collector_fleet,
     dead_letter_queues,
+    improvement_replays,
 )
 STATE_CHECKS = (
     product_gap_age,

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+import dagster as dg
 import httpx
 import pytest
 
+from prw_orchestration.definitions import build_definitions
+from prw_orchestration.resources import PlatformResource
 from prw_platform.bootstrap import Platform
+from prw_platform.config import Settings
 from prw_platform.contracts import ResolutionReplay
 from prw_platform.db.database import Database
 from prw_platform.plugins import Artifact, CaptureView
@@ -265,3 +270,28 @@ def test_the_consumer_dead_letters_what_it_must_not_replay_and_absorbs_redeliver
     assert owner.run(lambda conn: conn.execute("SELECT settled FROM resolver.replay").fetchone()) == settled
     assert queue.depth().visible == 0
     assert replay_id
+
+
+def test_a_replay_is_a_dagster_run_whose_diff_summary_is_the_improvement_replays_assets_metadata(
+    login: Login,
+    cases: Cases,
+    admin_settings: Settings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cases.open()
+    ada = login("ada")
+    improvement_id = _improvement(ada, "pa_schemaorg@1.0.0")
+    replay_id = _post(ada, f"/v1/improvements/{improvement_id}/replays").json()["replay_id"]
+    monkeypatch.setenv("PRW_CONTROL_DATABASE_URL", str(admin_settings.control_database_url))
+    resource = PlatformResource(database_url=admin_settings.database_url, data_dir=str(tmp_path))
+
+    with dg.instance_for_test() as instance:
+        run = build_definitions(resource).resolve_job_def("replay_job").execute_in_process(instance=instance)
+
+    assert run.success
+    (materialized,) = [e for e in run.all_events if e.event_type_value == "ASSET_MATERIALIZATION"]
+    event = materialized.event_specific_data.materialization  # type: ignore[union-attr]
+    assert event.asset_key == dg.AssetKey("improvement_replays")
+    assert replay_id in event.metadata["per_replay"].value
+    assert event.metadata["latest_replay"].value == replay_id

@@ -59,6 +59,7 @@ def test_the_whole_definitions_load() -> None:
         "product_gaps",
         "collector_fleet",
         "dead_letter_queues",
+        "improvement_replays",
     }
 
 
