@@ -7,11 +7,22 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+import pytest
+
+from prw_platform.bootstrap import Platform
 from prw_platform.db.database import Database
+from prw_platform.runtime import Budget, run_stage
+from prw_platform.storage import ObjectStore
 from tests.e2e.admin.conftest import Cases, Operator
-from tests.integration.resolution.pipeline import SOURCE
+from tests.integration.resolution.pipeline import SOURCE, page
 
 Login = Callable[[str], Operator]
+
+
+@pytest.fixture
+def store(admin_platform: Platform) -> ObjectStore:
+    """The captures' bytes in the admin platform's own store, which a replay reads."""
+    return admin_platform.store
 
 
 def _field(page: str, name: str) -> str:
@@ -91,3 +102,39 @@ def test_refusals_show_on_the_page_and_write_nothing(login: Login, cases: Cases,
     assert no_csrf.status_code == 403
     assert _count(owner) == 0
     assert login("vic").http.get("/console/improvements/imp_nowhere").status_code == 404
+
+
+def test_a_dry_run_from_the_console_shows_its_diff(
+    login: Login, cases: Cases, admin_platform: Platform
+) -> None:
+    cases.item()
+    offer_page = page("schemaorg_examples/eg-0011.jsonld.html")
+    capture_id = cases.collector.submit(offer_page, record="eg-0011")
+    cases.resolution.run()
+    ada = login("ada")
+    listing = ada.http.get("/console/improvements")
+    created = ada.http.post(
+        "/console/improvements",
+        data={
+            "csrf_token": _field(listing.text, "csrf_token"),
+            "idempotency_key": _field(listing.text, "idempotency_key"),
+            "catalog_id": "cat_primary",
+            "adapter_version": "pa_schemaorg@1.0.0",
+            "source_id": SOURCE,
+            "rationale": "does 1.0.0 lose availability?",
+        },
+    )
+
+    started = ada.http.post(
+        f"{created.url.path}/replays",
+        data={"csrf_token": _field(created.text, "csrf_token"), "mode": "dry_run"},
+    )
+    assert started.url.path.startswith("/console/replays/rpl_")
+    assert "re-run so far" in started.text
+    run_stage(admin_platform, "replay", Budget(seconds=60))
+    finished = ada.http.get(started.url.path)
+
+    assert '<span class="status status-completed">completed</span>' in finished.text
+    assert capture_id in finished.text
+    assert "core:availability" in finished.text
+    assert ada.http.get(created.url.path).text.count("/console/replays/rpl_") == 1

@@ -8,7 +8,9 @@ routes use (``POST/GET /v1/improvements``, ``.../approve``, ``.../abandon``):
 - ``GET /console/improvements/{id}``: pins, selection, the captures it matches, its transitions, and the approve
   (a reviewer who is not its author) and abandon (operator_admin) forms;
 - ``POST /console/improvements/{id}/approve`` and ``/abandon``: the move, then the page; a refused move (403, 409)
-  is shown on the page with nothing written.
+  is shown on the page with nothing written;
+- ``POST /console/improvements/{id}/replays``: a dry run (or, approved, an apply replay), then its page;
+- ``GET /console/replays/{id}``: a replay's progress, what its diff changes and the changed captures' diffs.
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ from prw_api.admin.console.access import common_context, console_access, console
 from prw_api.admin.console.errors import ConsoleRoute
 from prw_api.admin.console.rendering import page
 from prw_api.admin.deps import ReadsDep, SessionsDep
-from prw_api.admin.improvement_models import ImprovementCreate, ImprovementDetail
-from prw_api.admin.routes.improvements import ImprovementsDep
+from prw_api.admin.improvement_models import ImprovementCreate, ImprovementDetail, ReplayDetail
+from prw_api.admin.routes.improvements import ImprovementsDep, ReplaysDep
 from prw_platform.errors import ImprovementError
 from prw_platform.plugins import UnknownAdapterVersion, UnknownProfileVersion
-from prw_platform.services import Access, ImprovementService
+from prw_platform.services import Access, ImprovementService, ReplayService
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
 
@@ -104,9 +106,46 @@ def improvement_page(
     improvement_id: Annotated[str, Path(pattern=_ID)],
     sessions: SessionsDep,
     improvements: ImprovementsDep,
+    replays: ReplaysDep,
 ) -> Response:
     access = console_access(request, sessions, "viewer")
-    return _detail(request, access, improvements, improvement_id)
+    return _detail(request, access, improvements, replays, improvement_id)
+
+
+@router.post("/improvements/{improvement_id}/replays", response_class=HTMLResponse)
+def replay_improvement(
+    request: Request,
+    improvement_id: Annotated[str, Path(pattern=_ID)],
+    sessions: SessionsDep,
+    improvements: ImprovementsDep,
+    replays: ReplaysDep,
+    csrf_token: Annotated[str, Form(max_length=200)],
+    mode: Annotated[str, Form(pattern=r"^(dry_run|apply)$")] = "dry_run",
+) -> Response:
+    access = console_form_access(request, sessions, csrf_token, "operator_admin")
+    try:
+        requested = replays.request(
+            access.tenant_id, improvement_id, "apply" if mode == "apply" else "dry_run", access.actor
+        )
+    except (ImprovementError, UnknownAdapterVersion, UnknownProfileVersion) as error:
+        problem = {"code": error.code, "message": str(error)}
+        status_code = getattr(error, "status", 422)
+        return _detail(
+            request, access, improvements, replays, improvement_id, status_code=status_code, problem=problem
+        )
+    return RedirectResponse(f"/console/replays/{requested.replay.replay_id}", status_code=303)
+
+
+@router.get("/replays/{replay_id}", response_class=HTMLResponse)
+def replay_page(
+    request: Request,
+    replay_id: Annotated[str, Path(pattern=r"^rpl_[a-z0-9_]{1,120}$")],
+    sessions: SessionsDep,
+    replays: ReplaysDep,
+) -> Response:
+    access = console_access(request, sessions, "viewer")
+    view = ReplayDetail.of_view(replays.view(access.tenant_id, replay_id, sample=50))
+    return page(request, "replay.html", {**common_context(access, "improvements"), "replay": view})
 
 
 @router.post("/improvements/{improvement_id}/{move}", response_class=HTMLResponse)
@@ -116,6 +155,7 @@ def move_improvement(
     move: Annotated[str, Path(pattern=r"^(approve|abandon)$")],
     sessions: SessionsDep,
     improvements: ImprovementsDep,
+    replays: ReplaysDep,
     csrf_token: Annotated[str, Form(max_length=200)],
     rationale: Text = "",
 ) -> Response:
@@ -184,12 +224,15 @@ def _detail(
     request: Request,
     access: Access,
     improvements: ImprovementService,
+    replays: ReplayService,
     improvement_id: str,
     *,
     status_code: int = 200,
     **extra: Any,
 ) -> Response:
-    detail = ImprovementDetail.of(improvements.get(access.tenant_id, improvement_id))
+    detail = ImprovementDetail.of(
+        improvements.get(access.tenant_id, improvement_id), replays.replays(access.tenant_id, improvement_id)
+    )
     author = detail.created_by.split(":", 1)[-1]
     context = {
         **common_context(access, "improvements"),
@@ -197,6 +240,7 @@ def _detail(
         "can_approve": has_role(access, "reviewer") and author != access.session.subject,
         "is_author": author == access.session.subject,
         "can_abandon": has_role(access, "operator_admin"),
+        "can_replay": has_role(access, "operator_admin"),
         **extra,
     }
     return page(request, "improvement.html", context, status_code=status_code)
