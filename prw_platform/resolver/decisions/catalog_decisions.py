@@ -280,6 +280,14 @@ class PendingRelease:
     release_policy: ReleasePolicy
     items: int
     listings: int
+    #: Merchants, source bindings and shipping policies together (each a fact a release publishes).
+    merchant_facts: int = 0
+    #: Published items retired since: the release removes them from the public catalog (INV-07).
+    retirements: int = 0
+
+    @property
+    def anything(self) -> bool:
+        return bool(self.items or self.listings or self.merchant_facts or self.retirements)
 
 
 def pending_releases(conn: Connection, tenant_id: str) -> list[PendingRelease]:
@@ -288,9 +296,17 @@ def pending_releases(conn: Connection, tenant_id: str) -> list[PendingRelease]:
     pending = []
     for catalog in catalogs.catalog_policies(conn, tenant_id):
         items, listings = _unreleased(conn, tenant_id, catalog.catalog_id)
+        merchants = releases.unreleased_merchant_facts(conn, tenant_id, catalog.catalog_id)
+        retired = releases.unreleased_retirements(conn, tenant_id, catalog.catalog_id)
         pending.append(
             PendingRelease(
-                catalog.catalog_id, catalog.name, catalog.release_policy, len(items), len(listings)
+                catalog.catalog_id,
+                catalog.name,
+                catalog.release_policy,
+                len(items),
+                len(listings),
+                len(merchants.merchants) + len(merchants.merchant_sources) + len(merchants.shipping_policies),
+                len(retired),
             )
         )
     return pending

@@ -16,10 +16,12 @@ import pytest
 
 from prw_api.server import BackgroundServer
 from prw_platform.auth import ClientSpec, create_client
+from prw_platform.bootstrap import Platform
 from prw_platform.config import Settings
 from prw_platform.db.database import Database
 from prw_platform.resolver.intake.requests import Heartbeat, Registration, RunReport
 from prw_platform.resolver.intake.workers import CollectorService
+from prw_platform.services import RetireItem
 from tests.e2e.admin.conftest import TENANT, Cases, Operator
 from tests.integration.resolution.pipeline import CATALOG, SOURCE, Collector
 
@@ -207,3 +209,23 @@ def test_release_now_on_an_unknown_catalog_is_a_404_page(login: Login, cases: Ca
 
     assert response.status_code == 404
     assert "<code>NOT_FOUND</code>" in response.text
+
+
+def test_the_release_preview_counts_retirements_and_offers_to_release_them(
+    login: Login, cases: Cases, admin_platform: Platform
+) -> None:
+    ada = _manual_catalog_with_an_accepted_item(login, cases)
+    assert _release_now(ada, _release_form(ada)).status_code == 200
+    admin_platform.decisions.retire_item(
+        RetireItem(CATALOG, cases.item(), "operator:ada", "withdrawn by the maker", "retire-1"), TENANT
+    )
+
+    page = ada.http.get("/console/releases").text
+
+    # Nothing new to publish but one published item to take out: the preview says so and offers the release.
+    row = re.search(rf"<code>{CATALOG}</code>.*?</tr>", page, re.S)
+    assert row is not None
+    assert [int(n) for n in re.findall(r'<td class="num">(\d+)</td>', row.group(0))] == [0, 0, 0, 1]
+    assert 'class="release-form"' in row.group(0)
+    released = _release_now(ada, _release_form(ada))
+    assert released.status_code == 200, released.text
