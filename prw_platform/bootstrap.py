@@ -45,6 +45,7 @@ from prw_platform.reports import OperatorReports
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec, current_stream
 from prw_platform.resolver.decisions import DecisionService, MerchantService, StreamRef
 from prw_platform.resolver.exports import ExportService
+from prw_platform.resolver.files.service import CatalogFiles, FileSettings
 from prw_platform.resolver.intake import (
     IntakeContext,
     IntakeService,
@@ -301,6 +302,21 @@ class Platform:
         signed with a key derived from the token signing key (the same in every worker process)."""
         secret = derived_secret(self.token_signing_key, "prw review v1")
         return ReviewQueue(self.resolver_api_db, EvidenceLinks(self.store, secret, clock=self.clock), secret)
+
+    @cached_property
+    def catalog_files(self) -> CatalogFiles:
+        """Seed 004: pictures of items and product classes through the managed file pipeline (the admin origin)."""
+        return CatalogFiles(self.resolver_api_db, self.store, self.clock, self.file_settings)
+
+    @cached_property
+    def file_settings(self) -> FileSettings:
+        s = self.settings
+        return FileSettings(
+            bucket=s.catalog_files_bucket,
+            url_allow=tuple(s.catalog_file_url_allow),
+            max_bytes=s.catalog_file_max_bytes,
+            cleanup_delay=timedelta(seconds=s.catalog_file_cleanup_delay_seconds),
+        )
 
     @cached_property
     def merchants(self) -> MerchantService:

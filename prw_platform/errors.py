@@ -34,6 +34,7 @@ from prw_platform.resolver.decisions import (
     NothingToRelease,
     StaleCaseRevision,
 )
+from prw_platform.resolver.files.errors import CatalogFileError, InvalidFileTransition
 from prw_platform.resolver.intake.errors import (
     ArtifactTooLarge,
     IntakeError,
@@ -49,6 +50,7 @@ __all__ = [
     "ArtifactTooLarge",
     "AuthError",
     "CaseNotFound",
+    "CatalogFileError",
     "ClientProvisioningError",
     "CredentialRevoked",
     "CsrfRejected",
@@ -60,6 +62,7 @@ __all__ = [
     "IntakeError",
     "IntakeUnavailable",
     "InvalidData",
+    "InvalidFileTransition",
     "InvalidQuery",
     "InvalidReviewDecision",
     "InvalidToken",

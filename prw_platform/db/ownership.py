@@ -67,6 +67,15 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "resolver.shipping_policy": "prw_platform.resolver.decisions.merchants",
         # Improvements and replays (issue 12), listed by the admin origin (if_admin_read).
         "resolver.improvement": "prw_platform.resolver.improvements.store",
+        # Managed catalog files (seed 004, 0016_catalog_files): the files, their lifecycle table and history.
+        "resolver.catalog_file": "prw_platform.resolver.files.store",
+        "resolver.catalog_file_transition": "prw_platform.resolver.files.store",
+        "resolver.catalog_file_invalid_transition": "prw_platform.resolver.files.store",
+        "resolver.catalog_file_history": "prw_platform.resolver.files.store",
+        # The saved records that reference them: item pictures and product classes.
+        "resolver.item_picture": "prw_platform.resolver.files.records",
+        "resolver.product_class": "prw_platform.resolver.files.records",
+        "resolver.product_class_member": "prw_platform.resolver.files.records",
         # The PostgreSQL queue (the embedded default of the Queue port).
         "queue.message": "prw_platform.queues.postgres",
         "queue.dead_letter": "prw_platform.queues.postgres",
@@ -90,6 +99,16 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "product.public_merchant": "prw_platform.product.public_store",
         "product.public_merchant_source": "prw_platform.product.public_store",
         "product.public_shipping_policy": "prw_platform.product.public_store",
+    }
+)
+
+#: Tables no Python code writes: reference data a migration inserts (the lifecycle table of seed 004) and a
+#: history a trigger writes (so no code path can leave it out). Their owner module reads them.
+DATABASE_WRITTEN: Final[frozenset[str]] = frozenset(
+    {
+        "resolver.catalog_file_transition",
+        "resolver.catalog_file_invalid_transition",
+        "resolver.catalog_file_history",
     }
 )
 
