@@ -60,5 +60,6 @@ def admin_app(
         OidcRelyingParty(settings.operator_oidc),
         reads=platform.admin_reads,
         review=platform.review_queue,
+        files=platform.catalog_files,
         lifespan=lifespan,
     )

@@ -15,6 +15,7 @@ from prw_api.admin.oidc import IssuerUnavailable, LoginFailed, OidcRelyingParty
 from prw_api.admin.routes import auth
 from prw_api.admin.routes import decisions as decision_routes
 from prw_api.admin.routes import evidence as evidence_routes
+from prw_api.admin.routes import files as file_routes
 from prw_api.admin.routes import reads as read_routes
 from prw_api.admin.routes import releases as release_routes
 from prw_api.admin.routes import review as review_routes
@@ -23,13 +24,14 @@ from prw_api.middleware import install_input_hardening
 from prw_platform.config import Settings
 from prw_platform.errors import (
     AmbiguousCommit,
+    CatalogFileError,
     DatabaseError,
     DatabaseUnavailable,
     DecisionError,
     ReviewReadError,
     StreamNotProvisioned,
 )
-from prw_platform.services import AdminReads, DecisionService, OperatorSessions, ReviewQueue
+from prw_platform.services import AdminReads, CatalogFiles, DecisionService, OperatorSessions, ReviewQueue
 
 
 def create_app(
@@ -40,6 +42,7 @@ def create_app(
     *,
     reads: AdminReads,
     review: ReviewQueue,
+    files: CatalogFiles | None = None,
     lifespan: Lifespan[FastAPI] | None = None,
 ) -> FastAPI:
     """The services come from the composition root (``Platform.operator_sessions``, ``Platform.decisions``,
@@ -56,6 +59,7 @@ def create_app(
     app.state.oidc = oidc
     app.state.reads = reads
     app.state.review = review
+    app.state.files = files
     app.state.ready = lambda: sessions.ready()
     install_error_handlers(app, validation_code=VALIDATION_FAILED)
     install_input_hardening(app, settings, validation_code=VALIDATION_FAILED)
@@ -71,6 +75,8 @@ def create_app(
     # if_review_read: the queue, a case and its signed evidence links.
     for router in (review_routes.router, evidence_routes.router):
         app.include_router(router)
+    if files is not None:
+        app.include_router(file_routes.router)  # seed 004: item pictures and product classes
     install_console(app)  # the review console's pages under /console (outside the OpenAPI contract)
     return app
 
@@ -101,6 +107,11 @@ def _install_admin_errors(app: FastAPI) -> None:
         assert isinstance(exc, ReviewReadError)
         return render(request, ApiError(exc.status, exc.code, str(exc)))
 
+    async def on_file_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, CatalogFileError)
+        return render(request, ApiError(exc.status, exc.code, str(exc)))
+
+    app.add_exception_handler(CatalogFileError, on_file_error)
     app.add_exception_handler(DecisionError, on_decision_error)
     app.add_exception_handler(ReviewReadError, on_review_read)
     app.add_exception_handler(DatabaseError, on_database_error)

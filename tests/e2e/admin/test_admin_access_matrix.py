@@ -52,12 +52,21 @@ ROUTES: dict[tuple[str, str], str | None] = {
     ("get", "/v1/receipts/{receipt_id}"): "viewer",
     ("get", "/v1/improvements"): "viewer",
     ("post", "/v1/resolve"): "operator_admin",
+    # Seed 004: item pictures and product classes.
+    ("get", "/v1/items/{item_id}/pictures"): "viewer",
+    ("put", "/v1/items/{item_id}/pictures"): "operator_admin",
+    ("get", "/v1/catalogs/{catalog_id}/classes"): "viewer",
+    ("post", "/v1/catalogs/{catalog_id}/classes"): "operator_admin",
+    ("get", "/v1/classes/{class_id}"): "viewer",
+    ("patch", "/v1/classes/{class_id}"): "operator_admin",
+    ("delete", "/v1/classes/{class_id}"): "operator_admin",
 }
 #: What a caller with the role gets when it is not the default (201 for a POST, 200 otherwise). The catalog
 #: releases automatically, so a release that passed authorization finds nothing left to release.
 ALLOWED: dict[tuple[str, str], tuple[int, str | None]] = {
     ("post", "/v1/releases"): (409, "NOTHING_TO_RELEASE"),
     ("post", "/v1/resolve"): (200, None),
+    ("delete", "/v1/classes/{class_id}"): (204, None),
 }
 #: What a reviewer of another tenant gets in its own tenant when its role suffices: the case's tenant's rows are
 #: not there (INV-06), default 404 NOT_FOUND; a list of its tenant is empty; a receipt names its tenant
@@ -67,6 +76,7 @@ OWN_TENANT: dict[tuple[str, str], tuple[int, str | None]] = {
     ("get", "/v1/workers"): (200, None),
     ("get", "/v1/improvements"): (200, None),
     ("get", "/v1/receipts/{receipt_id}"): (403, "TENANT_SCOPE_DENIED"),
+    ("get", "/v1/catalogs/{catalog_id}/classes"): (200, None),
 }
 _RANK = {"viewer": 0, "reviewer": 1, "operator_admin": 2}
 
@@ -148,6 +158,14 @@ def _call(
         body = {"release_policy": "automatic", "rationale": "keep publishing every decision"}
     elif route == ("post", "/v1/resolve"):
         body = {"capture_id": cases.open()["capture_id"], "adapter": "auto", "dry_run": True}
+    elif route == ("put", "/v1/items/{item_id}/pictures"):
+        body = {"gallery": []}
+    elif route == ("post", "/v1/catalogs/{catalog_id}/classes"):
+        body = {"class_id": "cls_matrix_new", "name": "New"}
+    elif route == ("patch", "/v1/classes/{class_id}"):
+        body = {"name": "Renamed"}
+    if "{class_id}" in path:
+        _ensure_class(login, cases)
     path = _concrete(cases, path)
     headers: dict[str, str] = {}
     if subject is None:
@@ -165,6 +183,21 @@ def _call(
             http.close()
 
 
+def _ensure_class(login: Callable[[str], Operator], cases: Cases) -> None:
+    """The case's tenant has the class ``cls_matrix`` (created again after a delete of the matrix)."""
+    found = cases.resolution.one(
+        "SELECT count(*) AS n FROM resolver.product_class WHERE class_id = 'cls_matrix'"
+    )
+    if found["n"] == 0:
+        ada = login("ada")
+        created = ada.http.post(
+            f"/v1/catalogs/{CATALOG}/classes",
+            json={"class_id": "cls_matrix", "name": "Matrix"},
+            headers={"X-CSRF-Token": ada.csrf},
+        )
+        assert created.status_code == 201, created.text
+
+
 def _concrete(cases: Cases, path: str) -> str:
     """The route's path with ids of the case's tenant."""
     if "{case_id}" in path:
@@ -177,4 +210,6 @@ def _concrete(cases: Cases, path: str) -> str:
             "SELECT receipt_id FROM resolver.receipt WHERE capture_id = %s", capture_id
         )
         return path.format(receipt_id=receipt["receipt_id"])
-    return path.format(catalog_id=CATALOG)
+    if "{item_id}" in path:
+        return path.format(item_id=cases.item())
+    return path.format(catalog_id=CATALOG, class_id="cls_matrix")
