@@ -39,12 +39,13 @@ from prw_platform.product.gaps import ExportSource, GapCloser, HttpExportSource
 from prw_platform.product.queries import CursorCodec
 from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
 from prw_platform.provisioning import CatalogProvisioning
-from prw_platform.queues import ACCEPTED_CHANGES, RESOLUTION_JOBS, Queue, build_queue
+from prw_platform.queues import ACCEPTED_CHANGES, CATALOG_FILE_CLEANUP, RESOLUTION_JOBS, Queue, build_queue
 from prw_platform.queues.operations import DeadLetterOperations
 from prw_platform.reports import OperatorReports
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec, current_stream
 from prw_platform.resolver.decisions import DecisionService, MerchantService, StreamRef
 from prw_platform.resolver.exports import ExportService
+from prw_platform.resolver.files.cleanup import FileCleanup, FileSweep
 from prw_platform.resolver.files.service import CatalogFiles, FileSettings
 from prw_platform.resolver.intake import (
     IntakeContext,
@@ -306,7 +307,25 @@ class Platform:
     @cached_property
     def catalog_files(self) -> CatalogFiles:
         """Seed 004: pictures of items and product classes through the managed file pipeline (the admin origin)."""
-        return CatalogFiles(self.resolver_api_db, self.store, self.clock, self.file_settings)
+        return CatalogFiles(
+            self.resolver_api_db,
+            self.store,
+            self.clock,
+            self.file_settings,
+            cleanup_queue=build_queue(self.settings, CATALOG_FILE_CLEANUP.name, db=self.resolver_api_db),
+        )
+
+    @cached_property
+    def files_sweep(self) -> FileSweep:
+        """Seed 004's scheduled sweep: resolver_sweeper across tenants, sending on catalog-file-cleanup."""
+        queue = build_queue(self.settings, CATALOG_FILE_CLEANUP.name, db=self.sweeper_db)
+        return FileSweep(self.sweeper_db, queue, self.store, self.clock)
+
+    @cached_property
+    def files_cleanup(self) -> FileCleanup:
+        """Seed 004's cleanup consumer: settles each file in its tenant (resolver_app)."""
+        queue = build_queue(self.settings, CATALOG_FILE_CLEANUP.name, db=self.resolver_db)
+        return FileCleanup(self.resolver_db, queue, self.store, self.clock, self.retry)
 
     @cached_property
     def file_settings(self) -> FileSettings:

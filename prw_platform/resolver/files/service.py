@@ -25,6 +25,7 @@ import httpx
 
 from prw_platform.clock import Clock
 from prw_platform.db.database import Connection, Database
+from prw_platform.queues import Queue
 from prw_platform.resolver.catalogs import release_policy
 from prw_platform.resolver.decisions.facts import get_item
 from prw_platform.resolver.files import records, store
@@ -113,8 +114,10 @@ class CatalogFiles:
         clock: Clock,
         settings: FileSettings,
         http: httpx.Client | None = None,
+        cleanup_queue: Queue | None = None,
     ) -> None:
         self._db = db
+        self._cleanup_queue = cleanup_queue
         self._store = object_store
         self._clock = clock
         self._settings = settings
@@ -469,6 +472,39 @@ class CatalogFiles:
         if file_id not in found:
             raise FileNotFound(f"no file {file_id}")
         return found[file_id]
+
+    def failed_files(self, tenant_id: str, limit: int = 100) -> list[store.CatalogFile]:
+        """Files whose cleanup exhausted its deliveries, oldest first, with the reason (operator review)."""
+        return self._db.run(
+            lambda c: store.files_in_state(c, tenant_id, "failed", limit), tenant_id=tenant_id, read_only=True
+        )
+
+    def retry_cleanup(self, tenant_id: str, file_id: str, *, actor: str) -> store.CatalogFile:
+        """failed -> discarding with a fresh message: the consumer checks the references again."""
+        queue = self._cleanup_queue
+        if queue is None:
+            raise RuntimeError("this service has no cleanup queue")
+        now = self._clock()
+
+        def retry(conn: Connection) -> store.CatalogFile:
+            found = store.get_files(conn, tenant_id, [file_id], lock=True).get(file_id)
+            if found is None:
+                raise FileNotFound(f"no file {file_id}")
+            if found.state != "failed":
+                raise InvalidFileTransition(
+                    found.state, "discarding", "only a failed file's cleanup is retried"
+                )
+            store.move(
+                conn, tenant_id, [file_id], "failed", "discarding", actor=actor, now=now, failed_receives=0
+            )
+            if queue.transactional_send:
+                queue.send({"tenant_id": tenant_id, "file_id": file_id}, conn=conn)
+            return store.get_files(conn, tenant_id, [file_id])[file_id]
+
+        retried = self._db.run(retry, tenant_id=tenant_id)
+        if not queue.transactional_send:
+            queue.send({"tenant_id": tenant_id, "file_id": file_id})
+        return retried
 
     def history(self, tenant_id: str, file_id: str) -> list[store.HistoryEntry]:
         return self._db.run(

@@ -177,3 +177,65 @@ class Rows:
 @pytest.fixture
 def rows(owner_db: Database) -> Rows:
     return Rows(owner_db)
+
+
+class FlakyStore:
+    """The object store (an outside system) whose deletes fail while ``failing`` is set: a fake for the
+    consumer's failure path; everything else goes to the real filesystem store."""
+
+    def __init__(self, inner: FilesystemObjectStore) -> None:
+        self.inner = inner
+        self.failing = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def delete(self, key: Any) -> None:
+        if self.failing:
+            from prw_platform.storage.errors import StorageUnavailable
+
+            raise StorageUnavailable(f"the object store did not answer deleting {key}")
+        self.inner.delete(key)
+
+
+@pytest.fixture
+def flaky_store(object_store: FilesystemObjectStore) -> FlakyStore:
+    return FlakyStore(object_store)
+
+
+@pytest.fixture
+def sweeper_db(db_url: str) -> Iterator[Database]:
+    from prw_platform.db import roles
+
+    db = Database(db_url, role=roles.RESOLVER_SWEEPER, max_size=4, application_name="prw-test-sweeper").open()
+    yield db
+    db.close()
+
+
+class Cleanup:
+    """The sweep (resolver_sweeper) and the cleanup consumer (resolver_app) over the real PostgreSQL queue, with
+    redeliveries at once (retry backoff 0) so a test can run all five receives."""
+
+    def __init__(self, sweeper_db: Database, resolver_db: Database, store: Any, clock: SimClock) -> None:
+        from prw_platform.queues import CATALOG_FILE_CLEANUP, PostgresQueue
+        from prw_platform.resolver.files.cleanup import FileCleanup, FileSweep
+        from prw_platform.retry import RetryPolicy
+
+        self.sweep_queue = PostgresQueue(sweeper_db, CATALOG_FILE_CLEANUP.name)
+        self.queue = PostgresQueue(resolver_db, CATALOG_FILE_CLEANUP.name)
+        self.sweep = FileSweep(sweeper_db, self.sweep_queue, store, clock)
+        self.consumer = FileCleanup(resolver_db, self.queue, store, clock, RetryPolicy(0, 0))
+
+    def deliver(self, n: int = 10) -> dict[str, int]:
+        return dict(self.consumer.run_batch(n).outcomes)
+
+    def drain(self) -> None:
+        while self.consumer.run_batch(10).received:
+            pass
+
+
+@pytest.fixture
+def cleanup(
+    sweeper_db: Database, resolver_db: Database, flaky_store: FlakyStore, sim_clock: SimClock
+) -> Cleanup:
+    return Cleanup(sweeper_db, resolver_db, flaky_store, sim_clock)

@@ -30,6 +30,8 @@ def test_the_whole_definitions_load() -> None:
         "apply_job",
         "gaps_job",
         "sweep_job",
+        "files_sweep_job",
+        "files_cleanup_job",
         "platform_state_job",
     }
     assert {s.name for s in repository.sensor_defs} == {
@@ -37,8 +39,13 @@ def test_the_whole_definitions_load() -> None:
         "outbox_relay_sensor",
         "accepted_changes_sensor",
         "gaps_sensor",
+        "files_cleanup_sensor",
     }
-    assert {s.name for s in repository.schedule_defs} == {"pending_job_sweep", "platform_state_schedule"}
+    assert {s.name for s in repository.schedule_defs} == {
+        "pending_job_sweep",
+        "files_sweep_schedule",
+        "platform_state_schedule",
+    }
     checks = {key.name for key in repository.asset_graph.asset_check_keys}
     assert checks == {
         "inv01_one_mapping_one_owner",

@@ -320,9 +320,14 @@ def upgrade() -> None:
     op.execute(
         "CREATE POLICY files_sweep ON resolver.catalog_file TO resolver_sweeper USING (true) WITH CHECK (true)"
     )
+    # ... and sends one message per claimed file on catalog-file-cleanup (queue.message, migration 0002).
+    op.execute("GRANT USAGE ON SCHEMA queue TO resolver_sweeper")
+    op.execute("GRANT INSERT ON queue.message TO resolver_sweeper")
 
 
 def downgrade() -> None:
+    op.execute("REVOKE INSERT ON queue.message FROM resolver_sweeper")
+    op.execute("REVOKE USAGE ON SCHEMA queue FROM resolver_sweeper")
     for table in (
         "product_class_member",
         "product_class",
