@@ -97,6 +97,7 @@ from prw_platform.resolver.files.sources import (
     UploadSource,
     UrlSource,
 )
+from prw_platform.resolver.files.store import CatalogFile
 from prw_platform.resolver.improvements import (
     IMPROVEMENT_STATUSES,
     Improvement,
@@ -174,6 +175,7 @@ __all__ = [
     "CaptureSubmission",
     "CaseSummary",
     "CaseView",
+    "CatalogFile",
     "CatalogFiles",
     "CatalogProvisioning",
     "CatalogSpec",

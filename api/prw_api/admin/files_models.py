@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from prw_platform.services import (
     ArtifactSource,
+    CatalogFile,
     ClassView,
     ExistingFile,
     FileView,
@@ -151,3 +152,37 @@ class ClassOut(BaseModel):
 
 class ClassList(BaseModel):
     classes: list[ClassOut]
+
+
+class ManagedFileOut(BaseModel):
+    """A managed file as an operator reviews it (seed 004 failed: "retains a failure reason for operator review")."""
+
+    file_id: str
+    catalog_id: str
+    state: str
+    origin: str
+    media_type: str
+    size_bytes: int
+    sha256: str
+    failed_receives: int
+    failure_reason: str | None
+    state_changed_at: datetime
+
+    @classmethod
+    def of(cls, found: CatalogFile) -> ManagedFileOut:
+        return cls(
+            file_id=found.file_id,
+            catalog_id=found.catalog_id,
+            state=found.state,
+            origin=found.origin,
+            media_type=found.media_type,
+            size_bytes=found.size_bytes,
+            sha256=found.sha256,
+            failed_receives=found.failed_receives,
+            failure_reason=found.failure_reason,
+            state_changed_at=found.state_changed_at,
+        )
+
+
+class ManagedFileList(BaseModel):
+    files: list[ManagedFileOut]

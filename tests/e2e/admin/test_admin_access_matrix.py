@@ -60,6 +60,8 @@ ROUTES: dict[tuple[str, str], str | None] = {
     ("get", "/v1/classes/{class_id}"): "viewer",
     ("patch", "/v1/classes/{class_id}"): "operator_admin",
     ("delete", "/v1/classes/{class_id}"): "operator_admin",
+    ("get", "/v1/files/failed"): "viewer",
+    ("post", "/v1/files/{file_id}/retry"): "operator_admin",
 }
 #: What a caller with the role gets when it is not the default (201 for a POST, 200 otherwise). The catalog
 #: releases automatically, so a release that passed authorization finds nothing left to release.
@@ -67,6 +69,8 @@ ALLOWED: dict[tuple[str, str], tuple[int, str | None]] = {
     ("post", "/v1/releases"): (409, "NOTHING_TO_RELEASE"),
     ("post", "/v1/resolve"): (200, None),
     ("delete", "/v1/classes/{class_id}"): (204, None),
+    # Authorized, and the tenant has no such file.
+    ("post", "/v1/files/{file_id}/retry"): (404, "NOT_FOUND"),
 }
 #: What a reviewer of another tenant gets in its own tenant when its role suffices: the case's tenant's rows are
 #: not there (INV-06), default 404 NOT_FOUND; a list of its tenant is empty; a receipt names its tenant
@@ -77,6 +81,7 @@ OWN_TENANT: dict[tuple[str, str], tuple[int, str | None]] = {
     ("get", "/v1/improvements"): (200, None),
     ("get", "/v1/receipts/{receipt_id}"): (403, "TENANT_SCOPE_DENIED"),
     ("get", "/v1/catalogs/{catalog_id}/classes"): (200, None),
+    ("get", "/v1/files/failed"): (200, None),
 }
 _RANK = {"viewer": 0, "reviewer": 1, "operator_admin": 2}
 
@@ -212,4 +217,4 @@ def _concrete(cases: Cases, path: str) -> str:
         return path.format(receipt_id=receipt["receipt_id"])
     if "{item_id}" in path:
         return path.format(item_id=cases.item())
-    return path.format(catalog_id=CATALOG, class_id="cls_matrix")
+    return path.format(catalog_id=CATALOG, class_id="cls_matrix", file_id="fil_000000000000000000000000")

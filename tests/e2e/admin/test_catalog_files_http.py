@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from prw_api.server import BackgroundServer
+from prw_platform.bootstrap import Platform
 from prw_platform.config import OperatorOidcSettings, Settings
 from prw_platform.db.database import Database
+from prw_platform.resolver.files.sources import UploadSource
 from tests.e2e.admin.conftest import Operator
 from tests.integration.files.conftest import Items, PictureServer, Rows, png
-from tests.integration.resolution.pipeline import CATALOG
+from tests.integration.resolution.pipeline import CATALOG, TENANT
 
 if TYPE_CHECKING:
     from tests.support.postgres import TestDatabases
@@ -218,3 +220,45 @@ def test_writes_need_csrf_and_operator_admin(login: Login, setup: tuple[Items, R
     assert forbidden.json()["error"]["code"] == "FORBIDDEN"
     assert rows.written() == before
     assert login("vic").http.get("/v1/items/itm_nope/pictures").status_code == 404
+
+
+def test_failed_files_are_listed_and_one_is_retried(
+    login: Login, setup: tuple[Items, Rows], admin_platform: Platform, owner_db: Database
+) -> None:
+    _items, rows = setup
+    files = admin_platform.catalog_files
+    file_id = files.prepare(TENANT, CATALOG, UploadSource(png()), save_id="sav_gone", actor="request:x")
+    files._abandon(TENANT, [file_id], "request:x")
+    # Setup: the sweep claimed it and its fifth receive failed (the consumer's path is tested in
+    # tests/integration/files/test_cleanup.py); the trigger still checks each step.
+    for state, reason in (("discarding", None), ("failed", "StorageUnavailable: the store did not answer")):
+        owner_db.run(
+            lambda c, s=state, r=reason: c.execute(
+                """UPDATE resolver.catalog_file SET state = %s, failure_reason = coalesce(%s, failure_reason),
+                       failed_receives = 5, state_actor = 'test' WHERE file_id = %s""",
+                (s, r, file_id),
+            )
+        )
+    vic = login("vic")
+    listed = vic.http.get("/v1/files/failed")
+    assert listed.status_code == 200, listed.text
+    (entry,) = listed.json()["files"]
+    assert entry["file_id"] == file_id
+    assert entry["failure_reason"] == "StorageUnavailable: the store did not answer"
+    assert entry["failed_receives"] == 5
+
+    ada = login("ada")
+    assert _write(vic, "POST", f"/v1/files/{file_id}/retry").status_code == 403
+    retried = _write(ada, "POST", f"/v1/files/{file_id}/retry")
+    assert retried.status_code == 200, retried.text
+    assert retried.json()["state"] == "discarding"
+    assert rows.state(file_id) == "discarding"
+    messages = rows.all("SELECT body FROM queue.message WHERE queue_name = 'catalog-file-cleanup'")
+    assert messages == [{"body": {"tenant_id": TENANT, "file_id": file_id}}]
+    again = _write(ada, "POST", f"/v1/files/{file_id}/retry")
+    assert again.status_code == 409
+    assert again.json()["error"]["code"] == "INVALID_FILE_TRANSITION"
+    assert rows.count("queue.message") == 1
+    missing = _write(ada, "POST", "/v1/files/fil_000000000000000000000000/retry")
+    assert missing.status_code == 404
+    assert vic.http.get("/v1/files/failed").json() == {"files": []}

@@ -6,6 +6,10 @@ allowed to read (``PRW_CATALOG_FILE_URL_ALLOW``) or a managed file a save alread
 UNREADABLE_SOURCE (a picture the pipeline cannot read as a file: nothing is created), 400 UNPREPARED_REFERENCE (a
 reference the save never prepared), 404 NOT_FOUND, 409 CLASS_EXISTS, 409 INVALID_FILE_TRANSITION (a discarded
 file named again), 422 VALIDATION_FAILED; 401/403 as every admin route.
+
+Failed files (seed 004 failed): ``GET /v1/files/failed`` lists the files whose cleanup exhausted its five receives,
+with the reason; ``POST /v1/files/{file_id}/retry`` (operator_admin) hands one back to the cleanup consumer
+(failed -> discarding, a fresh message): 404 NOT_FOUND, 409 INVALID_FILE_TRANSITION for a file that is not failed.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from prw_api.admin.files_models import (
     ClassUpdateBody,
     ItemPicturesBody,
     ItemPicturesOut,
+    ManagedFileList,
+    ManagedFileOut,
     PictureBody,
 )
 from prw_api.errors import ApiError, ErrorBody
@@ -137,6 +143,30 @@ def update_class(
         access.tenant_id, class_id, name=body.name, picture=picture, members=body.members, actor=access.actor
     )
     return ClassOut.of(updated)
+
+
+@router.get(
+    "/v1/files/failed",
+    operation_id="listFailedFiles",
+    response_model=ManagedFileList,
+    responses=_errors(422),
+)
+def list_failed_files(access: ViewerDep, request: Request) -> ManagedFileList:
+    return ManagedFileList(
+        files=[ManagedFileOut.of(f) for f in _files(request).failed_files(access.tenant_id)]
+    )
+
+
+@router.post(
+    "/v1/files/{file_id}/retry",
+    operation_id="retryFileCleanup",
+    response_model=ManagedFileOut,
+    responses=_errors(404, 409, 422),
+)
+def retry_file_cleanup(
+    file_id: Annotated[str, Path(pattern=r"^fil_[0-9a-f]{24}$")], access: AdminWriteDep, request: Request
+) -> ManagedFileOut:
+    return ManagedFileOut.of(_files(request).retry_cleanup(access.tenant_id, file_id, actor=access.actor))
 
 
 @router.delete(
