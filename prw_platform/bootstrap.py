@@ -186,10 +186,16 @@ class Platform:
     def dead_letters(self) -> DeadLetterOperations:
         """The dead-letter queues an operator looks at and re-drives, each through its consumer's end."""
         return DeadLetterOperations(
-            {RESOLUTION_JOBS.name: self.resolution_queue, ACCEPTED_CHANGES.name: self.accepted_changes_in},
+            {
+                RESOLUTION_JOBS.name: self.resolution_queue,
+                ACCEPTED_CHANGES.name: self.accepted_changes_in,
+                CATALOG_FILE_CLEANUP.name: self.files_cleanup.queue,
+            },
             not_redriven={
+                CATALOG_FILE_CLEANUP.name: "a dead-lettered cleanup is a failed file: retry it with POST"
+                " /v1/files/{file_id}/retry (docs/operators/files.md), then discard the entry",
                 ACCEPTED_CHANGES.name: "the relay alone sends accepted changes, and gap closure re-fetches a"
-                " dead-lettered position from the export stream (docs/operators/gaps.md); discard the entry"
+                " dead-lettered position from the export stream (docs/operators/gaps.md); discard the entry",
             },
         )
 
@@ -453,6 +459,7 @@ class Platform:
                 alert_after=timedelta(seconds=self.settings.collector_alert_after_seconds),
             ),
             gap_alert_after=timedelta(seconds=self.settings.gap_alert_after_seconds),
+            failed_file_alert_after=timedelta(seconds=self.settings.catalog_file_failed_alert_seconds),
         )
 
     @cached_property

@@ -83,6 +83,7 @@ from prw_platform.resolver.decisions import (
     ShippingPolicySpec,
 )
 from prw_platform.resolver.exports import MAX_EXPORT_LIMIT, ExportPage, ExportService
+from prw_platform.resolver.files.lifecycle import STATES as FILE_STATES
 from prw_platform.resolver.files.service import (
     KEEP,
     CatalogFiles,
@@ -156,6 +157,7 @@ __all__ = [
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_TENANT_ID",
     "EXPORTS_READ",
+    "FILE_STATES",
     "IMPROVEMENT_STATUSES",
     "KEEP",
     "MAX_BASKET_LINES",

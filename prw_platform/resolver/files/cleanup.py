@@ -111,6 +111,10 @@ class FileCleanup:
         self._clock = clock
         self._retry = retry
 
+    @property
+    def queue(self) -> Queue:
+        return self._queue
+
     def run_batch(self, max_messages: int) -> CleanupReport:
         messages = self._queue.receive(
             min(max_messages, self._queue.receive_limit), visibility_timeout=VISIBILITY_SECONDS

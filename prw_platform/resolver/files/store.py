@@ -16,7 +16,6 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from psycopg.rows import class_row, dict_row, scalar_row
 
@@ -292,19 +291,6 @@ def claim_expired_retirements(conn: Connection, now: datetime, limit: int) -> li
             "ORDER BY retained_until, file_id LIMIT %s FOR UPDATE SKIP LOCKED",
             (now, limit),
         ).fetchall()
-
-
-def state_counts(conn: Connection) -> dict[str, Any]:
-    """Counts per state, the oldest due instant and the oldest failure, across tenants (operator reports)."""
-    with conn.cursor() as cur:
-        rows = cur.execute("SELECT state, count(*) AS n FROM resolver.catalog_file GROUP BY state").fetchall()
-        extra = cur.execute(
-            """SELECT min(cleanup_due_at) FILTER (WHERE state IN ('detached', 'abandoned')) AS oldest_due,
-                      min(state_changed_at) FILTER (WHERE state = 'failed') AS oldest_failed
-               FROM resolver.catalog_file"""
-        ).fetchone()
-    counts = {str(row["state"]): int(row["n"]) for row in rows}  # type: ignore[call-overload]
-    return {"counts": counts, **(extra or {})}
 
 
 def transition_table(conn: Connection) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:

@@ -54,6 +54,7 @@ def test_the_whole_definitions_load() -> None:
         "collectors_reporting",
         "product_gap_age",
         "dead_letter_queues_empty",
+        "failed_files_reviewed",
     }
     assert {key.to_user_string() for key in repository.asset_graph.get_all_asset_keys()} == {
         "captures",
@@ -62,6 +63,7 @@ def test_the_whole_definitions_load() -> None:
         "product_gaps",
         "collector_fleet",
         "dead_letter_queues",
+        "catalog_files",
     }
 
 
