@@ -19,6 +19,8 @@ from datetime import timedelta
 from functools import cached_property
 from types import TracebackType
 
+import httpx
+
 from prw_platform.auth import CollectorAuthService, CollectorClients, SigningKey, TokenSettings
 from prw_platform.auth.keys import derived_secret
 from prw_platform.auth.operators import OperatorSessions
@@ -313,11 +315,14 @@ class Platform:
     @cached_property
     def catalog_files(self) -> CatalogFiles:
         """Seed 004: pictures of items and product classes through the managed file pipeline (the admin origin)."""
+        http = httpx.Client(timeout=self.file_settings.url_timeout_seconds)
+        self._closers.append(http.close)
         return CatalogFiles(
             self.resolver_api_db,
             self.store,
             self.clock,
             self.file_settings,
+            http=http,
             cleanup_queue=build_queue(self.settings, CATALOG_FILE_CLEANUP.name, db=self.resolver_api_db),
         )
 

@@ -11,7 +11,7 @@ the allow-list or one that does not answer 200 is ``UnreadableSource`` (400) bef
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import httpx
 
@@ -82,6 +82,9 @@ def allowed_url(url: str, allow: list[str]) -> bool:
         or parts.username
         or parts.password
     ):
+        return False
+    # A dot segment (also percent-encoded) could climb out of an allowed path prefix.
+    if any(segment in (".", "..") for segment in unquote(parts.path).split("/")):
         return False
     normalized = parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower()).geturl()
     return any(prefix and normalized.startswith(prefix) for prefix in allow)
