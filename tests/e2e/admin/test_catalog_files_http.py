@@ -262,3 +262,41 @@ def test_failed_files_are_listed_and_one_is_retried(
     missing = _write(ada, "POST", "/v1/files/fil_000000000000000000000000/retry")
     assert missing.status_code == 404
     assert vic.http.get("/v1/files/failed").json() == {"files": []}
+
+
+def test_the_console_lists_failed_files_and_retries_one(
+    login: Login, setup: tuple[Items, Rows], admin_platform: Platform, owner_db: Database
+) -> None:
+    _items, rows = setup
+    files = admin_platform.catalog_files
+    file_id = files.prepare(TENANT, CATALOG, UploadSource(png()), save_id="sav_gone", actor="request:x")
+    files._abandon(TENANT, [file_id], "request:x")
+    for state in ("discarding", "failed"):  # setup, as in test_failed_files_are_listed_and_one_is_retried
+        owner_db.run(
+            lambda c, s=state: c.execute(
+                """UPDATE resolver.catalog_file SET state = %s, failure_reason = 'StorageUnavailable: down',
+                       failed_receives = 5, state_actor = 'test' WHERE file_id = %s""",
+                (s, file_id),
+            )
+        )
+    vic = login("vic")
+    listed = vic.http.get("/console/files")
+    assert listed.status_code == 200
+    assert file_id in listed.text
+    assert "StorageUnavailable: down" in listed.text
+    assert "Retry cleanup" not in listed.text  # a viewer cannot retry
+    refused = vic.http.post(f"/console/files/{file_id}/retry", data={"csrf_token": vic.csrf})
+    assert refused.status_code == 403
+    ada = login("ada")
+    no_csrf = ada.http.post(f"/console/files/{file_id}/retry", data={"csrf_token": "wrong"})
+    assert no_csrf.status_code == 403
+    assert rows.state(file_id) == "failed"
+
+    retried = ada.http.post(f"/console/files/{file_id}/retry", data={"csrf_token": ada.csrf})
+
+    assert retried.status_code == 200
+    assert "is back with the cleanup consumer" in retried.text
+    assert rows.state(file_id) == "discarding"
+    again = ada.http.post(f"/console/files/{file_id}/retry", data={"csrf_token": ada.csrf})
+    assert again.status_code == 409
+    assert "INVALID_FILE_TRANSITION" in again.text
