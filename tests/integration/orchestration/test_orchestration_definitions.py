@@ -243,3 +243,20 @@ def test_the_relay_sensor_asks_the_relay_probe_and_its_run_relays_through_the_st
     after = _tick(instance, platform_resource, cursor="1", sensor=relay_sensor)
     assert isinstance(after, dg.SkipReason)
     assert "nothing to do" in str(after.skip_message)
+
+
+def test_the_files_sweep_schedule_has_concurrency_one(instance: dg.DagsterInstance) -> None:
+    """Seed 004: "The sweep has reserved concurrency of one": a tick while a sweep run is unfinished skips; the
+    stage itself stays safe if two runs ever overlap (tests/integration/files/test_cleanup.py)."""
+    schedule = next(s for s in defs.get_repository_def().schedule_defs if s.name == "files_sweep_schedule")
+    job = defs.resolve_job_def("files_sweep_job")
+
+    with dg.build_schedule_context(instance=instance) as context:
+        first = schedule.evaluate_tick(context)
+    assert [r.tags["prw/stage"] for r in first.run_requests or []] == ["files-sweep"]
+
+    instance.create_run_for_job(job, status=dg.DagsterRunStatus.STARTED)
+    with dg.build_schedule_context(instance=instance) as context:
+        second = schedule.evaluate_tick(context)
+    assert not second.run_requests
+    assert "still unfinished (concurrency 1)" in str(second.skip_message)
