@@ -19,6 +19,8 @@ from datetime import timedelta
 from functools import cached_property
 from types import TracebackType
 
+import httpx
+
 from prw_platform.auth import CollectorAuthService, CollectorClients, SigningKey, TokenSettings
 from prw_platform.auth.keys import derived_secret
 from prw_platform.auth.operators import OperatorSessions
@@ -41,13 +43,22 @@ from prw_platform.product.gaps import ExportSource, GapCloser, HttpExportSource
 from prw_platform.product.queries import CursorCodec
 from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
 from prw_platform.provisioning import CatalogProvisioning
-from prw_platform.queues import ACCEPTED_CHANGES, RESOLUTION_JOBS, RESOLUTION_REPLAYS, Queue, build_queue
+from prw_platform.queues import (
+    ACCEPTED_CHANGES,
+    CATALOG_FILE_CLEANUP,
+    RESOLUTION_JOBS,
+    RESOLUTION_REPLAYS,
+    Queue,
+    build_queue,
+)
 from prw_platform.queues.operations import DeadLetterOperations
 from prw_platform.reports import OperatorReports
 from prw_platform.resolver.assist.service import AssistPolicy, AssistService
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec, current_stream
 from prw_platform.resolver.decisions import DecisionService, MerchantService, StreamRef
 from prw_platform.resolver.exports import ExportService
+from prw_platform.resolver.files.cleanup import FileCleanup, FileSweep
+from prw_platform.resolver.files.service import CatalogFiles, FileSettings
 from prw_platform.resolver.improvements.replays import ReplayService
 from prw_platform.resolver.improvements.service import ImprovementService
 from prw_platform.resolver.intake import (
@@ -193,10 +204,13 @@ class Platform:
                 RESOLUTION_JOBS.name: self.resolution_queue,
                 RESOLUTION_REPLAYS.name: self.replay_queue,
                 ACCEPTED_CHANGES.name: self.accepted_changes_in,
+                CATALOG_FILE_CLEANUP.name: self.files_cleanup.queue,
             },
             not_redriven={
+                CATALOG_FILE_CLEANUP.name: "a dead-lettered cleanup is a failed file: retry it with POST"
+                " /v1/files/{file_id}/retry (docs/operators/files.md), then discard the entry",
                 ACCEPTED_CHANGES.name: "the relay alone sends accepted changes, and gap closure re-fetches a"
-                " dead-lettered position from the export stream (docs/operators/gaps.md); discard the entry"
+                " dead-lettered position from the export stream (docs/operators/gaps.md); discard the entry",
             },
         )
 
@@ -348,6 +362,42 @@ class Platform:
         return ReviewQueue(self.resolver_api_db, EvidenceLinks(self.store, secret, clock=self.clock), secret)
 
     @cached_property
+    def catalog_files(self) -> CatalogFiles:
+        """Seed 004: pictures of items and product classes through the managed file pipeline (the admin origin)."""
+        http = httpx.Client(timeout=self.file_settings.url_timeout_seconds)
+        self._closers.append(http.close)
+        return CatalogFiles(
+            self.resolver_api_db,
+            self.store,
+            self.clock,
+            self.file_settings,
+            http=http,
+            cleanup_queue=build_queue(self.settings, CATALOG_FILE_CLEANUP.name, db=self.resolver_api_db),
+        )
+
+    @cached_property
+    def files_sweep(self) -> FileSweep:
+        """Seed 004's scheduled sweep: resolver_sweeper across tenants, sending on catalog-file-cleanup."""
+        queue = build_queue(self.settings, CATALOG_FILE_CLEANUP.name, db=self.sweeper_db)
+        return FileSweep(self.sweeper_db, queue, self.store, self.clock)
+
+    @cached_property
+    def files_cleanup(self) -> FileCleanup:
+        """Seed 004's cleanup consumer: settles each file in its tenant (resolver_app)."""
+        queue = build_queue(self.settings, CATALOG_FILE_CLEANUP.name, db=self.resolver_db)
+        return FileCleanup(self.resolver_db, queue, self.store, self.clock, self.retry)
+
+    @cached_property
+    def file_settings(self) -> FileSettings:
+        s = self.settings
+        return FileSettings(
+            bucket=s.catalog_files_bucket,
+            url_allow=tuple(s.catalog_file_url_allow),
+            max_bytes=s.catalog_file_max_bytes,
+            cleanup_delay=timedelta(seconds=s.catalog_file_cleanup_delay_seconds),
+        )
+
+    @cached_property
     def merchants(self) -> MerchantService:
         """Operator decisions on merchants, source bindings and shipping policies (AW-01, an operator action)."""
         return MerchantService(self.resolver_db, self.streams, clock=self.clock)
@@ -463,6 +513,7 @@ class Platform:
                 alert_after=timedelta(seconds=self.settings.collector_alert_after_seconds),
             ),
             gap_alert_after=timedelta(seconds=self.settings.gap_alert_after_seconds),
+            failed_file_alert_after=timedelta(seconds=self.settings.catalog_file_failed_alert_seconds),
         )
 
     @cached_property

@@ -125,6 +125,16 @@ class Settings(BaseSettings):
     #: AW-02: the sweeper re-enqueues a resolution job left pending this long (its send after commit failed).
     sweep_pending_after_seconds: int = Field(default=60, ge=1)
 
+    #: Seed 004, managed catalog files: the bucket of the managed copies (deletable, unlike evidence), the URL
+    #: prefixes the pipeline may read a picture from (nothing by default), the largest picture, how long a
+    #: released or abandoned file waits before the sweep claims it, and how long a failed file may wait for an
+    #: operator before the ``catalog_files`` asset check fails.
+    catalog_files_bucket: str = "catalog-files"
+    catalog_file_url_allow: list[str] = Field(default_factory=list)
+    catalog_file_max_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
+    catalog_file_cleanup_delay_seconds: int = Field(default=3600, ge=0)
+    catalog_file_failed_alert_seconds: int = Field(default=86_400, ge=1)
+
     #: if_product_query Tenant: "Deployment binds ten_primary and tenant-private cat_primary." The product API
     #: serves this one released catalog; no request can pick another (INV-06).
     product_tenant_id: str = "ten_primary"

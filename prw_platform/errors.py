@@ -34,6 +34,7 @@ from prw_platform.resolver.decisions import (
     NothingToRelease,
     StaleCaseRevision,
 )
+from prw_platform.resolver.files.errors import CatalogFileError, InvalidFileTransition
 from prw_platform.resolver.improvements.errors import ImprovementError
 from prw_platform.resolver.intake.errors import (
     ArtifactTooLarge,
@@ -50,6 +51,7 @@ __all__ = [
     "ArtifactTooLarge",
     "AuthError",
     "CaseNotFound",
+    "CatalogFileError",
     "ClientProvisioningError",
     "CredentialRevoked",
     "CsrfRejected",
@@ -62,6 +64,7 @@ __all__ = [
     "IntakeError",
     "IntakeUnavailable",
     "InvalidData",
+    "InvalidFileTransition",
     "InvalidQuery",
     "InvalidReviewDecision",
     "InvalidToken",

@@ -25,6 +25,9 @@ SWEEPER: Final = "sweeper"
 GAPS: Final = "gaps"
 ASSIST: Final = "assist"
 REPLAY: Final = "replay"
+#: Seed 004: the scheduled files sweep (concurrency one) and the cleanup consumer (at most two at once).
+FILES_SWEEP: Final = "files-sweep"
+FILES_CLEANUP: Final = "files-cleanup"
 
 #: The relay publishes this many outbox rows per transaction.
 RELAY_BATCH: Final = 100
@@ -101,6 +104,20 @@ def _assist(platform: Platform, n: int) -> Batch:
     return Batch(report.answered, dict(report.counts))
 
 
+def _sweep_files(platform: Platform, n: int) -> Batch:
+    report = platform.files_sweep.run_batch(limit=n)
+    return Batch(
+        len(report.claimed) + report.expired,
+        {"claimed": len(report.claimed), "retirement_over": report.expired},
+    )
+
+
+def _clean_up_files(platform: Platform, n: int) -> Batch:
+    report = platform.files_cleanup.run_batch(max_messages=n)
+    # A retried delivery is not progress (it is invisible until its backoff ends).
+    return Batch(report.received - report.outcomes["retried"], dict(report.outcomes))
+
+
 def default_stages() -> StageRegistry:
     return StageRegistry(
         (
@@ -170,6 +187,31 @@ def default_stages() -> StageRegistry:
                 idle_sleep=30.0,
                 pipeline=False,
                 cron="*/5 * * * *",
+            ),
+            Stage(
+                FILES_SWEEP,
+                "Seed 004: claim due detached and abandoned catalog files (discarding), one cleanup message each;"
+                " delete retired bytes after thirty days.",
+                run_batch=_sweep_files,
+                has_work=lambda p: p.files_sweep.has_work(),
+                prepare=lambda p: p.files_sweep,
+                batch_size=SWEEP_BATCH,
+                idle_sleep=30.0,
+                concurrency=1,
+                pipeline=False,
+                cron="*/5 * * * *",
+            ),
+            Stage(
+                FILES_CLEANUP,
+                "Seed 004: settle one catalog file per cleanup message (attached, discarded, or failed on the"
+                " fifth receive).",
+                run_batch=_clean_up_files,
+                has_work=lambda p: p.files_cleanup.has_work(),
+                prepare=lambda p: p.files_cleanup,
+                batch_size=MAX_MESSAGES_PER_RECEIVE,
+                idle_sleep=5.0,
+                concurrency=2,
+                pipeline=False,
             ),
         )
     )

@@ -22,6 +22,7 @@ from prw_platform.resolver.intake.receipts import Receipt, TenantReceipt
 from prw_platform.resolver.intake.workers import LeaseState
 from prw_platform.resolver.reports import (
     CaptureCounts,
+    CatalogFileCounts,
     CollectorRow,
     DecisionRow,
     EventRow,
@@ -56,8 +57,10 @@ class OperatorReports:
         clock: Clock = utc_now,
         fleet: FleetPolicy | None = None,
         gap_alert_after: timedelta = timedelta(seconds=600),
+        failed_file_alert_after: timedelta = timedelta(days=1),
     ) -> None:
         self._db = operator_db
+        self.failed_file_alert_after = failed_file_alert_after
         self._clock = clock
         self.fleet = fleet or FleetPolicy()
         self.gap_alert_after = gap_alert_after
@@ -100,6 +103,15 @@ class OperatorReports:
         failing) at the platform clock's now (if_collector_bootstrap, if_heartbeat)."""
         rows = resolver.collector_fleet(self._db, self.fleet.failing_after, tenant_id)
         return fleet_status(rows, self._clock(), self.fleet)
+
+    def catalog_files(self) -> CatalogFileCounts:
+        """Seed 004: managed catalog files per state, the oldest due cleanup, the failed ones."""
+        return resolver.catalog_file_counts(self._db)
+
+    def failed_file_waited(self) -> timedelta | None:
+        """How long the oldest failed file has waited for an operator (None: no failed file)."""
+        oldest = self.catalog_files().oldest_failed_at
+        return None if oldest is None else self._clock() - oldest
 
     # The product side.
     def stream_progress(self) -> list[StreamProgress]:

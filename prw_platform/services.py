@@ -85,6 +85,22 @@ from prw_platform.resolver.decisions import (
     ShippingPolicySpec,
 )
 from prw_platform.resolver.exports import MAX_EXPORT_LIMIT, ExportPage, ExportService
+from prw_platform.resolver.files.lifecycle import STATES as FILE_STATES
+from prw_platform.resolver.files.service import (
+    KEEP,
+    CatalogFiles,
+    ClassView,
+    FileView,
+    ItemPictures,
+)
+from prw_platform.resolver.files.sources import (
+    ArtifactSource,
+    ExistingFile,
+    PictureSource,
+    UploadSource,
+    UrlSource,
+)
+from prw_platform.resolver.files.store import CatalogFile
 from prw_platform.resolver.improvements import (
     IMPROVEMENT_STATUSES,
     Improvement,
@@ -150,7 +166,9 @@ __all__ = [
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_TENANT_ID",
     "EXPORTS_READ",
+    "FILE_STATES",
     "IMPROVEMENT_STATUSES",
+    "KEEP",
     "MAX_BASKET_LINES",
     "MAX_EXPORT_LIMIT",
     "MAX_FACETS",
@@ -160,6 +178,7 @@ __all__ = [
     "ROLES",
     "Access",
     "AdminReads",
+    "ArtifactSource",
     "AuthorizeRelease",
     "AutomaticMapping",
     "BasketLine",
@@ -167,8 +186,11 @@ __all__ = [
     "CaptureSubmission",
     "CaseSummary",
     "CaseView",
+    "CatalogFile",
+    "CatalogFiles",
     "CatalogProvisioning",
     "CatalogSpec",
+    "ClassView",
     "ClientSpec",
     "CollectorAuthService",
     "CollectorClients",
@@ -188,8 +210,10 @@ __all__ = [
     "EvidenceLink",
     "EvidenceObject",
     "ExecutionRegion",
+    "ExistingFile",
     "ExportPage",
     "ExportService",
+    "FileView",
     "Heartbeat",
     "HeartbeatAck",
     "HistoryEntry",
@@ -206,6 +230,7 @@ __all__ = [
     "ItemFilters",
     "ItemListings",
     "ItemPage",
+    "ItemPictures",
     "Lease",
     "LeaseState",
     "ListingIdentity",
@@ -223,6 +248,7 @@ __all__ = [
     "OperatorSessions",
     "PendingJobSweeper",
     "PendingRelease",
+    "PictureSource",
     "ProductApply",
     "ProvisionedCatalog",
     "ProvisionedClient",
@@ -265,6 +291,8 @@ __all__ = [
     "UnknownDeadLetter",
     "UnknownQueue",
     "UploadDeclaration",
+    "UploadSource",
+    "UrlSource",
     "WorkerPolicy",
     "serialize_evaluation",
     "serialize_item",

@@ -62,5 +62,6 @@ def admin_app(
         review=platform.review_queue,
         improvements=platform.improvements,
         replays=platform.replays,
+        files=platform.catalog_files,
         lifespan=lifespan,
     )

@@ -74,6 +74,15 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "resolver.improvement_transition": "prw_platform.resolver.improvements.store",
         "resolver.replay": "prw_platform.resolver.improvements.replay_store",
         "resolver.replay_capture": "prw_platform.resolver.improvements.replay_store",
+        # Managed catalog files (seed 004, 0016_catalog_files): the files, their lifecycle table and history.
+        "resolver.catalog_file": "prw_platform.resolver.files.store",
+        "resolver.catalog_file_transition": "prw_platform.resolver.files.store",
+        "resolver.catalog_file_invalid_transition": "prw_platform.resolver.files.store",
+        "resolver.catalog_file_history": "prw_platform.resolver.files.store",
+        # The saved records that reference them: item pictures and product classes.
+        "resolver.item_picture": "prw_platform.resolver.files.records",
+        "resolver.product_class": "prw_platform.resolver.files.records",
+        "resolver.product_class_member": "prw_platform.resolver.files.records",
         # The PostgreSQL queue (the embedded default of the Queue port).
         "queue.message": "prw_platform.queues.postgres",
         "queue.dead_letter": "prw_platform.queues.postgres",
@@ -97,6 +106,16 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "product.public_merchant": "prw_platform.product.public_store",
         "product.public_merchant_source": "prw_platform.product.public_store",
         "product.public_shipping_policy": "prw_platform.product.public_store",
+    }
+)
+
+#: Tables no Python code writes: reference data a migration inserts (the lifecycle table of seed 004) and a
+#: history a trigger writes (so no code path can leave it out). Their owner module reads them.
+DATABASE_WRITTEN: Final[frozenset[str]] = frozenset(
+    {
+        "resolver.catalog_file_transition",
+        "resolver.catalog_file_invalid_transition",
+        "resolver.catalog_file_history",
     }
 )
 

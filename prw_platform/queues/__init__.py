@@ -21,6 +21,7 @@ from prw_platform.queues.errors import (
 )
 from prw_platform.queues.names import (
     ACCEPTED_CHANGES,
+    CATALOG_FILE_CLEANUP,
     PLATFORM_QUEUE_NAMES,
     PLATFORM_QUEUES,
     RESOLUTION_JOBS,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACCEPTED_CHANGES",
+    "CATALOG_FILE_CLEANUP",
     "MAX_BODY_BYTES",
     "MAX_DELAY_SECONDS",
     "MAX_MESSAGES_PER_RECEIVE",

@@ -48,7 +48,17 @@ ACCEPTED_CHANGES = QueueSpec(
     interface="if_accepted_change",
 )
 
-PLATFORM_QUEUES = (RESOLUTION_JOBS, RESOLUTION_REPLAYS, ACCEPTED_CHANGES)
+CATALOG_FILE_CLEANUP = QueueSpec(
+    name="catalog-file-cleanup",
+    dead_letter_name="catalog-file-cleanup-dlq",
+    # Seed 004: the files sweep (across tenants) and an operator's retry of a failed file send; the cleanup
+    # consumer settles each file in its tenant.
+    producers=(roles.RESOLVER_SWEEPER, roles.RESOLVER_APP),
+    consumer=roles.RESOLVER_APP,
+    interface="STATE-COM-CAT-004",
+)
+
+PLATFORM_QUEUES = (RESOLUTION_JOBS, RESOLUTION_REPLAYS, ACCEPTED_CHANGES, CATALOG_FILE_CLEANUP)
 PLATFORM_QUEUE_NAMES = tuple(spec.name for spec in PLATFORM_QUEUES)
 
 

@@ -484,3 +484,40 @@ def replay_summaries(owner: Database, limit: int = 20) -> list[ReplaySummaryRow]
             ).fetchall()
 
     return owner.run(work, read_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogFileCounts:
+    """Seed 004 managed files across tenants: how many in each state, the oldest due cleanup instant, and the
+    failed files with the instant the oldest of them failed."""
+
+    per_state: dict[str, int]
+    oldest_due_at: datetime | None
+    failed: int
+    oldest_failed_at: datetime | None
+
+
+def catalog_file_counts(owner: Database) -> CatalogFileCounts:
+    def work(conn: Connection) -> CatalogFileCounts:
+        per_state = {
+            str(r["state"]): int(str(r["n"]))
+            for r in conn.execute(
+                "SELECT state, count(*) AS n FROM resolver.catalog_file GROUP BY state ORDER BY state"
+            ).fetchall()
+        }
+        extra = conn.execute(
+            """SELECT min(cleanup_due_at) FILTER (WHERE state IN ('detached', 'abandoned')) AS oldest_due_at,
+                      min(state_changed_at) FILTER (WHERE state = 'failed') AS oldest_failed_at
+               FROM resolver.catalog_file"""
+        ).fetchone()
+        assert extra is not None
+        oldest_due = extra["oldest_due_at"]
+        oldest_failed = extra["oldest_failed_at"]
+        return CatalogFileCounts(
+            per_state=per_state,
+            oldest_due_at=oldest_due if isinstance(oldest_due, datetime) else None,
+            failed=per_state.get("failed", 0),
+            oldest_failed_at=oldest_failed if isinstance(oldest_failed, datetime) else None,
+        )
+
+    return owner.run(work, read_only=True)

@@ -15,6 +15,7 @@ from prw_api.admin.oidc import IssuerUnavailable, LoginFailed, OidcRelyingParty
 from prw_api.admin.routes import auth
 from prw_api.admin.routes import decisions as decision_routes
 from prw_api.admin.routes import evidence as evidence_routes
+from prw_api.admin.routes import files as file_routes
 from prw_api.admin.routes import improvements as improvement_routes
 from prw_api.admin.routes import reads as read_routes
 from prw_api.admin.routes import releases as release_routes
@@ -24,6 +25,7 @@ from prw_api.middleware import install_input_hardening
 from prw_platform.config import Settings
 from prw_platform.errors import (
     AmbiguousCommit,
+    CatalogFileError,
     DatabaseError,
     DatabaseUnavailable,
     DecisionError,
@@ -35,6 +37,7 @@ from prw_platform.errors import (
 from prw_platform.plugins import UnknownAdapterVersion, UnknownProfileVersion
 from prw_platform.services import (
     AdminReads,
+    CatalogFiles,
     DecisionService,
     ImprovementService,
     OperatorSessions,
@@ -53,6 +56,7 @@ def create_app(
     review: ReviewQueue,
     improvements: ImprovementService,
     replays: ReplayService,
+    files: CatalogFiles | None = None,
     lifespan: Lifespan[FastAPI] | None = None,
 ) -> FastAPI:
     """The services come from the composition root (``Platform.operator_sessions``, ``Platform.decisions``,
@@ -71,6 +75,7 @@ def create_app(
     app.state.review = review
     app.state.improvements = improvements
     app.state.replays = replays
+    app.state.files = files
     app.state.ready = lambda: sessions.ready()
     install_error_handlers(app, validation_code=VALIDATION_FAILED)
     install_input_hardening(app, settings, validation_code=VALIDATION_FAILED)
@@ -87,6 +92,8 @@ def create_app(
     # if_review_read: the queue, a case and its signed evidence links.
     for router in (review_routes.router, evidence_routes.router):
         app.include_router(router)
+    if files is not None:
+        app.include_router(file_routes.router)  # seed 004: item pictures and product classes
     install_console(app)  # the review console's pages under /console (outside the OpenAPI contract)
     return app
 
@@ -121,6 +128,11 @@ def _install_admin_errors(app: FastAPI) -> None:
         assert isinstance(exc, PluginError)
         return render(request, ApiError(422, exc.code, str(exc)))
 
+    async def on_file_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, CatalogFileError)
+        return render(request, ApiError(exc.status, exc.code, str(exc)))
+
+    app.add_exception_handler(CatalogFileError, on_file_error)
     app.add_exception_handler(DecisionError, on_decision_error)
     app.add_exception_handler(ReviewReadError, on_review_read)
     app.add_exception_handler(ImprovementError, on_review_read)

@@ -45,6 +45,9 @@ _KNOWN_NAMES = {
     "relay": DagsterNames("relay_outbox", "relay_job", "outbox_relay_sensor", ""),
     "apply": DagsterNames("apply_accepted_changes", "apply_job", "accepted_changes_sensor", ""),
     "sweeper": DagsterNames("sweep_pending_jobs", "sweep_job", "", "pending_job_sweep"),
+    # Seed 004 (the stage names have a hyphen, which Dagster names cannot).
+    "files-sweep": DagsterNames("sweep_catalog_files", "files_sweep_job", "", "files_sweep_schedule"),
+    "files-cleanup": DagsterNames("clean_up_catalog_files", "files_cleanup_job", "files_cleanup_sensor", ""),
 }
 
 
@@ -122,13 +125,28 @@ def stage_sensor(stage: Stage, job: dg.JobDefinition) -> dg.SensorDefinition:
 
 
 def stage_schedule(stage: Stage, job: dg.JobDefinition) -> dg.ScheduleDefinition:
+    """A tick requests a run only while fewer than the stage's concurrency of its runs are unfinished (seed 004:
+    the files sweep has "reserved concurrency of one"); the stage itself stays safe if two runs overlap."""
     assert stage.cron is not None
-    return dg.ScheduleDefinition(
+
+    @dg.schedule(
         name=dagster_names(stage).schedule,
         job=job,
         cron_schedule=stage.cron,
         default_status=dg.DefaultScheduleStatus.RUNNING,
+        tags={"prw/stage": stage.name},
     )
+    def schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
+        running = context.instance.get_runs(
+            filters=dg.RunsFilter(job_name=job.name, statuses=_UNFINISHED), limit=stage.concurrency
+        )
+        if len(running) >= stage.concurrency:
+            return dg.SkipReason(
+                f"{len(running)} {job.name} run(s) still unfinished (concurrency {stage.concurrency})"
+            )
+        return dg.RunRequest(tags={"prw/stage": stage.name})
+
+    return schedule
 
 
 STAGES = default_stages()

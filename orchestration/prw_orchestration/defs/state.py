@@ -7,6 +7,7 @@ from typing import Any
 import dagster as dg
 
 from prw_orchestration.resources import PlatformResource
+from prw_platform.services import FILE_STATES
 
 GROUP = "platform_state"
 
@@ -314,6 +315,40 @@ def replay_metadata(platform: PlatformResource) -> dict[str, Any]:
     return metadata
 
 
+@dg.asset(
+    group_name=GROUP,
+    description="Managed catalog files (seed 004): how many in each of the eight states, the oldest due cleanup "
+    "(the files sweep claims it) and the failed files waiting for an operator (GET /v1/files/failed).",
+)
+def catalog_files(platform: PlatformResource) -> dg.MaterializeResult[None]:
+    counts = platform.platform.reports.catalog_files()
+    return dg.MaterializeResult(
+        metadata={
+            **{f"state_{state}": counts.per_state.get(state, 0) for state in FILE_STATES},
+            "oldest_due_at": str(counts.oldest_due_at or "-"),
+            "failed": counts.failed,
+            "oldest_failed_at": str(counts.oldest_failed_at or "-"),
+        }
+    )
+
+
+@dg.asset_check(asset=catalog_files, name="failed_files_reviewed", blocking=False)
+def failed_files_reviewed(platform: PlatformResource) -> dg.AssetCheckResult:
+    """Fails when a failed file has waited longer than ``PRW_CATALOG_FILE_FAILED_ALERT_SECONDS`` for an operator
+    to retry it (docs/operators/files.md)."""
+    reports = platform.platform.reports
+    waited = reports.failed_file_waited()
+    limit = reports.failed_file_alert_after
+    return dg.AssetCheckResult(
+        passed=waited is None or waited <= limit,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata={
+            "oldest_failed_waited_seconds": int(waited.total_seconds()) if waited is not None else 0,
+            "alert_after_seconds": int(limit.total_seconds()),
+        },
+    )
+
+
 STATE_ASSETS = (
     captures,
     accepted_change_stream,
@@ -322,6 +357,7 @@ STATE_ASSETS = (
     collector_fleet,
     dead_letter_queues,
     improvement_replays,
+    catalog_files,
 )
 STATE_CHECKS = (
     product_gap_age,
@@ -330,6 +366,7 @@ STATE_CHECKS = (
     inv08_projection_lag,
     collectors_reporting,
     dead_letter_queues_empty,
+    failed_files_reviewed,
 )
 
 platform_state_job = dg.define_asset_job(

@@ -61,6 +61,16 @@ ROUTES: dict[tuple[str, str], str | None] = {
     ("post", "/v1/improvements/{improvement_id}/replays"): "operator_admin",
     ("get", "/v1/replays/{replay_id}"): "viewer",
     ("post", "/v1/resolve"): "operator_admin",
+    # Seed 004: item pictures and product classes.
+    ("get", "/v1/items/{item_id}/pictures"): "viewer",
+    ("put", "/v1/items/{item_id}/pictures"): "operator_admin",
+    ("get", "/v1/catalogs/{catalog_id}/classes"): "viewer",
+    ("post", "/v1/catalogs/{catalog_id}/classes"): "operator_admin",
+    ("get", "/v1/classes/{class_id}"): "viewer",
+    ("patch", "/v1/classes/{class_id}"): "operator_admin",
+    ("delete", "/v1/classes/{class_id}"): "operator_admin",
+    ("get", "/v1/files/failed"): "viewer",
+    ("post", "/v1/files/{file_id}/retry"): "operator_admin",
 }
 #: What a caller with the role gets when it is not the default (201 for a POST, 200 otherwise). The catalog
 #: releases automatically, so a release that passed authorization finds nothing left to release.
@@ -70,6 +80,9 @@ ALLOWED: dict[tuple[str, str], tuple[int, str | None]] = {
     ("post", "/v1/improvements/{improvement_id}/approve"): (200, None),
     ("post", "/v1/improvements/{improvement_id}/abandon"): (200, None),
     ("post", "/v1/improvements/{improvement_id}/replays"): (202, None),
+    ("delete", "/v1/classes/{class_id}"): (204, None),
+    # Authorized, and the tenant has no such file.
+    ("post", "/v1/files/{file_id}/retry"): (404, "NOT_FOUND"),
 }
 #: What a reviewer of another tenant gets in its own tenant when its role suffices: the case's tenant's rows are
 #: not there (INV-06), default 404 NOT_FOUND; a list of its tenant is empty; a receipt names its tenant
@@ -79,6 +92,8 @@ OWN_TENANT: dict[tuple[str, str], tuple[int, str | None]] = {
     ("get", "/v1/workers"): (200, None),
     ("get", "/v1/improvements"): (200, None),
     ("get", "/v1/receipts/{receipt_id}"): (403, "TENANT_SCOPE_DENIED"),
+    ("get", "/v1/catalogs/{catalog_id}/classes"): (200, None),
+    ("get", "/v1/files/failed"): (200, None),
 }
 _RANK = {"viewer": 0, "reviewer": 1, "operator_admin": 2}
 
@@ -172,6 +187,14 @@ def _call(
         body = {"rationale": "checked the diff"}
     elif route == ("post", "/v1/resolve"):
         body = {"capture_id": cases.open()["capture_id"], "adapter": "auto", "dry_run": True}
+    elif route == ("put", "/v1/items/{item_id}/pictures"):
+        body = {"gallery": []}
+    elif route == ("post", "/v1/catalogs/{catalog_id}/classes"):
+        body = {"class_id": "cls_matrix_new", "name": "New"}
+    elif route == ("patch", "/v1/classes/{class_id}"):
+        body = {"name": "Renamed"}
+    if "{class_id}" in path:
+        _ensure_class(login, cases)
     path = _concrete(cases, path)
     headers: dict[str, str] = {}
     if subject is None:
@@ -187,6 +210,21 @@ def _call(
     finally:
         if subject is None:
             http.close()
+
+
+def _ensure_class(login: Callable[[str], Operator], cases: Cases) -> None:
+    """The case's tenant has the class ``cls_matrix`` (created again after a delete of the matrix)."""
+    found = cases.resolution.one(
+        "SELECT count(*) AS n FROM resolver.product_class WHERE class_id = 'cls_matrix'"
+    )
+    if found["n"] == 0:
+        ada = login("ada")
+        created = ada.http.post(
+            f"/v1/catalogs/{CATALOG}/classes",
+            json={"class_id": "cls_matrix", "name": "Matrix"},
+            headers={"X-CSRF-Token": ada.csrf},
+        )
+        assert created.status_code == 201, created.text
 
 
 def _concrete(cases: Cases, path: str) -> str:
@@ -233,4 +271,6 @@ def _concrete(cases: Cases, path: str) -> str:
             "SELECT receipt_id FROM resolver.receipt WHERE capture_id = %s", capture_id
         )
         return path.format(receipt_id=receipt["receipt_id"])
-    return path.format(catalog_id=CATALOG)
+    if "{item_id}" in path:
+        return path.format(item_id=cases.item())
+    return path.format(catalog_id=CATALOG, class_id="cls_matrix", file_id="fil_000000000000000000000000")

@@ -18,7 +18,13 @@ from prw_orchestration.defs.state import dead_letter_queues, dead_letter_queues_
 from prw_orchestration.resources import PlatformResource
 from prw_platform.bootstrap import Platform, bootstrap
 from prw_platform.config import Settings
-from prw_platform.queues import ACCEPTED_CHANGES, RESOLUTION_JOBS, RESOLUTION_REPLAYS, Queue
+from prw_platform.queues import (
+    ACCEPTED_CHANGES,
+    CATALOG_FILE_CLEANUP,
+    RESOLUTION_JOBS,
+    RESOLUTION_REPLAYS,
+    Queue,
+)
 from prw_platform.services import UnknownDeadLetter, UnknownQueue
 from tests.support import postgres
 
@@ -64,7 +70,12 @@ def test_summaries_count_each_queues_entries_by_reason_and_entries_show_them(pla
 
     summaries = {s.queue: s for s in operations.summaries()}
 
-    assert set(summaries) == {RESOLUTION_JOBS.name, RESOLUTION_REPLAYS.name, ACCEPTED_CHANGES.name}
+    assert set(summaries) == {
+        RESOLUTION_JOBS.name,
+        RESOLUTION_REPLAYS.name,
+        ACCEPTED_CHANGES.name,
+        CATALOG_FILE_CLEANUP.name,
+    }
     assert summaries[RESOLUTION_JOBS.name].dead == 3
     assert dict(summaries[RESOLUTION_JOBS.name].reasons) == {"MAX_RECEIVES_EXCEEDED": 2, "SCHEMA_INVALID": 1}
     assert summaries[RESOLUTION_JOBS.name].oldest_dead_lettered_at is not None
@@ -114,6 +125,7 @@ def test_prw_dlq_lists_shows_and_redrives(platform: Platform) -> None:
         (RESOLUTION_JOBS.name, 0),
         (RESOLUTION_REPLAYS.name, 0),
         (ACCEPTED_CHANGES.name, 1),
+        (CATALOG_FILE_CLEANUP.name, 0),
     }
     table = runner.invoke(prw, ["dlq", "list"])
     assert "Dead-letter queues" in table.output

@@ -32,6 +32,8 @@ def test_the_whole_definitions_load() -> None:
         "sweep_job",
         "assist_job",
         "replay_job",
+        "files_sweep_job",
+        "files_cleanup_job",
         "platform_state_job",
     }
     assert {s.name for s in repository.sensor_defs} == {
@@ -41,8 +43,13 @@ def test_the_whole_definitions_load() -> None:
         "gaps_sensor",
         "assist_sensor",
         "replay_sensor",
+        "files_cleanup_sensor",
     }
-    assert {s.name for s in repository.schedule_defs} == {"pending_job_sweep", "platform_state_schedule"}
+    assert {s.name for s in repository.schedule_defs} == {
+        "pending_job_sweep",
+        "files_sweep_schedule",
+        "platform_state_schedule",
+    }
     checks = {key.name for key in repository.asset_graph.asset_check_keys}
     assert checks == {
         "inv01_one_mapping_one_owner",
@@ -51,6 +58,7 @@ def test_the_whole_definitions_load() -> None:
         "collectors_reporting",
         "product_gap_age",
         "dead_letter_queues_empty",
+        "failed_files_reviewed",
     }
     assert {key.to_user_string() for key in repository.asset_graph.get_all_asset_keys()} == {
         "captures",
@@ -60,6 +68,7 @@ def test_the_whole_definitions_load() -> None:
         "collector_fleet",
         "dead_letter_queues",
         "improvement_replays",
+        "catalog_files",
     }
 
 
@@ -239,3 +248,20 @@ def test_the_relay_sensor_asks_the_relay_probe_and_its_run_relays_through_the_st
     after = _tick(instance, platform_resource, cursor="1", sensor=relay_sensor)
     assert isinstance(after, dg.SkipReason)
     assert "nothing to do" in str(after.skip_message)
+
+
+def test_the_files_sweep_schedule_has_concurrency_one(instance: dg.DagsterInstance) -> None:
+    """Seed 004: "The sweep has reserved concurrency of one": a tick while a sweep run is unfinished skips; the
+    stage itself stays safe if two runs ever overlap (tests/integration/files/test_cleanup.py)."""
+    schedule = next(s for s in defs.get_repository_def().schedule_defs if s.name == "files_sweep_schedule")
+    job = defs.resolve_job_def("files_sweep_job")
+
+    with dg.build_schedule_context(instance=instance) as context:
+        first = schedule.evaluate_tick(context)
+    assert [r.tags["prw/stage"] for r in first.run_requests or []] == ["files-sweep"]
+
+    instance.create_run_for_job(job, status=dg.DagsterRunStatus.STARTED)
+    with dg.build_schedule_context(instance=instance) as context:
+        second = schedule.evaluate_tick(context)
+    assert not second.run_requests
+    assert "still unfinished (concurrency 1)" in str(second.skip_message)

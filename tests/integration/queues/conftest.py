@@ -41,7 +41,7 @@ def queue_dbs(queue_db_url: str) -> Iterator[dict[str | None, Database]]:
     """One pool per role on the session's queue database; None is the owner."""
     dbs: dict[str | None, Database] = {
         role: Database(queue_db_url, role=role, max_size=4, application_name=f"prw-test-q-{role}").open()
-        for role in (None, *roles.SERVICE_ROLES)
+        for role in (None, *roles.SERVICE_ROLES, roles.RESOLVER_SWEEPER)
     }
     yield dbs
     for db in dbs.values():

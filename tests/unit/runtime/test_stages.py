@@ -13,7 +13,18 @@ import pytest
 from prw_platform.bootstrap import Platform
 from prw_platform.config import Settings
 from prw_platform.deployment import DatabaseUrls
-from prw_platform.pipeline import APPLY, ASSIST, GAPS, RELAY, REPLAY, RESOLUTION, SWEEPER, default_stages
+from prw_platform.pipeline import (
+    APPLY,
+    ASSIST,
+    FILES_CLEANUP,
+    FILES_SWEEP,
+    GAPS,
+    RELAY,
+    REPLAY,
+    RESOLUTION,
+    SWEEPER,
+    default_stages,
+)
 from prw_platform.runtime import (
     Batch,
     Budget,
@@ -71,9 +82,23 @@ def platform(tmp_path: Path) -> Iterator[Platform]:
 def test_the_platform_registers_the_pipeline_stages_in_order_and_the_sweeper_beside_them() -> None:
     registry = default_stages()
 
-    assert registry.names() == (RESOLUTION, RELAY, APPLY, GAPS, REPLAY, ASSIST, SWEEPER)
+    assert registry.names() == (
+        RESOLUTION,
+        RELAY,
+        APPLY,
+        GAPS,
+        REPLAY,
+        ASSIST,
+        SWEEPER,
+        FILES_SWEEP,
+        FILES_CLEANUP,
+    )
     assert registry.names(pipeline_only=True) == (RESOLUTION, RELAY, APPLY, GAPS)
     assert registry[SWEEPER].cron is not None
+    # Seed 004: "The sweep has reserved concurrency of one and the consumer mapping permits two".
+    assert registry[FILES_SWEEP].cron is not None
+    assert registry[FILES_SWEEP].concurrency == 1
+    assert registry[FILES_CLEANUP].concurrency == 2
     assert all(s.cron is None for s in registry if s.pipeline)
 
 

@@ -1,0 +1,188 @@
+"""Bodies of the admin origin's catalog file routes (seed 004, issue 13): item pictures and product classes."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from datetime import datetime
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from prw_platform.services import (
+    ArtifactSource,
+    CatalogFile,
+    ClassView,
+    ExistingFile,
+    FileView,
+    ItemPictures,
+    PictureSource,
+    UploadSource,
+    UrlSource,
+)
+
+_CLASS_ID = r"^cls_[a-z0-9_]{1,120}$"
+_ITEM_ID = r"^itm_[a-z0-9_]{1,120}$"
+
+
+class UploadBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    #: The picture's bytes, base64 (standard alphabet, padded).
+    content_base64: str = Field(min_length=1)
+    filename: str | None = Field(default=None, max_length=255)
+
+
+class PictureBody(BaseModel):
+    """Exactly one source: bytes uploaded with the save, a stored capture artifact, a URL the platform is allowed
+    to read (``PRW_CATALOG_FILE_URL_ALLOW``), or a managed file a save already committed (kept unchanged)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    upload: UploadBody | None = None
+    artifact_id: str | None = Field(default=None, pattern=r"^art_[0-9a-f]{1,64}$")
+    url: str | None = Field(default=None, max_length=2048)
+    file_id: str | None = Field(default=None, pattern=r"^fil_[0-9a-f]{24}$")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Self:
+        given = [v for v in (self.upload, self.artifact_id, self.url, self.file_id) if v is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of upload, artifact_id, url, file_id")
+        return self
+
+    def source(self) -> PictureSource:
+        if self.upload is not None:
+            try:
+                data = base64.b64decode(self.upload.content_base64, validate=True)
+            except (binascii.Error, ValueError) as error:
+                raise ValueError(f"upload.content_base64 is not base64: {error}") from error
+            return UploadSource(data, self.upload.filename)
+        if self.artifact_id is not None:
+            return ArtifactSource(self.artifact_id)
+        if self.url is not None:
+            return UrlSource(self.url)
+        assert self.file_id is not None
+        return ExistingFile(self.file_id)
+
+
+class ItemPicturesBody(BaseModel):
+    """The item's whole picture set: a picture left out is removed (and detached)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    main: PictureBody | None = None
+    gallery: list[PictureBody] = Field(default_factory=list, max_length=50)
+
+
+class ClassCreateBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    class_id: str = Field(pattern=_CLASS_ID)
+    name: str = Field(min_length=1, max_length=200)
+    picture: PictureBody | None = None
+    members: list[str] = Field(default_factory=list, max_length=1000)
+
+
+class ClassUpdateBody(BaseModel):
+    """Fields left out are unchanged; ``"picture": null`` removes the picture."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    picture: PictureBody | None = None
+    members: list[str] | None = Field(default=None, max_length=1000)
+
+
+class FileOut(BaseModel):
+    file_id: str
+    state: str
+    media_type: str
+    size_bytes: int
+    sha256: str
+
+    @classmethod
+    def of(cls, view: FileView) -> FileOut:
+        return cls(
+            file_id=view.file_id,
+            state=view.state,
+            media_type=view.media_type,
+            size_bytes=view.size_bytes,
+            sha256=view.sha256,
+        )
+
+
+class ItemPicturesOut(BaseModel):
+    item_id: str
+    catalog_id: str
+    main: FileOut | None
+    gallery: list[FileOut]
+
+    @classmethod
+    def of(cls, pictures: ItemPictures) -> ItemPicturesOut:
+        return cls(
+            item_id=pictures.item_id,
+            catalog_id=pictures.catalog_id,
+            main=FileOut.of(pictures.main) if pictures.main else None,
+            gallery=[FileOut.of(g) for g in pictures.gallery],
+        )
+
+
+class ClassOut(BaseModel):
+    class_id: str
+    catalog_id: str
+    name: str
+    picture: FileOut | None
+    members: list[str]
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, view: ClassView) -> ClassOut:
+        return cls(
+            class_id=view.class_id,
+            catalog_id=view.catalog_id,
+            name=view.name,
+            picture=FileOut.of(view.picture) if view.picture else None,
+            members=view.members,
+            created_at=view.created_at,
+            updated_at=view.updated_at,
+        )
+
+
+class ClassList(BaseModel):
+    classes: list[ClassOut]
+
+
+class ManagedFileOut(BaseModel):
+    """A managed file as an operator reviews it (seed 004 failed: "retains a failure reason for operator review")."""
+
+    file_id: str
+    catalog_id: str
+    state: str
+    origin: str
+    media_type: str
+    size_bytes: int
+    sha256: str
+    failed_receives: int
+    failure_reason: str | None
+    state_changed_at: datetime
+
+    @classmethod
+    def of(cls, found: CatalogFile) -> ManagedFileOut:
+        return cls(
+            file_id=found.file_id,
+            catalog_id=found.catalog_id,
+            state=found.state,
+            origin=found.origin,
+            media_type=found.media_type,
+            size_bytes=found.size_bytes,
+            sha256=found.sha256,
+            failed_receives=found.failed_receives,
+            failure_reason=found.failure_reason,
+            state_changed_at=found.state_changed_at,
+        )
+
+
+class ManagedFileList(BaseModel):
+    files: list[ManagedFileOut]
