@@ -188,12 +188,14 @@ class Resolution:
     def count(self, table: str) -> int:
         return int(self.one(f"SELECT count(*) AS n FROM {table}")["n"])  # noqa: S608
 
-    def job_message(self, capture_id: str, stage: str = "extract") -> dict[str, Any]:
+    def job_message(self, capture_id: str, stage: str = "extract", attempt_group: int = 1) -> dict[str, Any]:
         """The job intake committed with the capture (resolver.resolution_job.message), or a later stage's."""
         message: dict[str, Any] = self.one(
-            "SELECT message FROM resolver.resolution_job WHERE capture_id = %s AND stage = %s",
+            """SELECT message FROM resolver.resolution_job
+               WHERE capture_id = %s AND stage = %s AND attempt_group = %s""",
             capture_id,
             stage,
+            attempt_group,
         )["message"]
         return message
 
