@@ -18,7 +18,13 @@ from prw_orchestration.defs.state import dead_letter_queues, dead_letter_queues_
 from prw_orchestration.resources import PlatformResource
 from prw_platform.bootstrap import Platform, bootstrap
 from prw_platform.config import Settings
-from prw_platform.queues import ACCEPTED_CHANGES, RESOLUTION_JOBS, Queue
+from prw_platform.queues import (
+    ACCEPTED_CHANGES,
+    RESOLUTION_IDENTITY,
+    RESOLUTION_JOBS,
+    RESOLUTION_NORMALIZE,
+    Queue,
+)
 from prw_platform.services import UnknownDeadLetter, UnknownQueue
 from tests.support import postgres
 
@@ -64,7 +70,13 @@ def test_summaries_count_each_queues_entries_by_reason_and_entries_show_them(pla
 
     summaries = {s.queue: s for s in operations.summaries()}
 
-    assert set(summaries) == {RESOLUTION_JOBS.name, ACCEPTED_CHANGES.name}
+    # Each resolution stage's DLQ is listed (if_resolution_job: extract, normalize, identity).
+    assert set(summaries) == {
+        RESOLUTION_JOBS.name,
+        RESOLUTION_NORMALIZE.name,
+        RESOLUTION_IDENTITY.name,
+        ACCEPTED_CHANGES.name,
+    }
     assert summaries[RESOLUTION_JOBS.name].dead == 3
     assert dict(summaries[RESOLUTION_JOBS.name].reasons) == {"MAX_RECEIVES_EXCEEDED": 2, "SCHEMA_INVALID": 1}
     assert summaries[RESOLUTION_JOBS.name].oldest_dead_lettered_at is not None
@@ -112,6 +124,8 @@ def test_prw_dlq_lists_shows_and_redrives(platform: Platform) -> None:
     assert summary.exit_code == 0, summary.output
     assert {(s["queue"], s["dead"]) for s in json.loads(summary.output)} == {
         (RESOLUTION_JOBS.name, 0),
+        (RESOLUTION_NORMALIZE.name, 0),
+        (RESOLUTION_IDENTITY.name, 0),
         (ACCEPTED_CHANGES.name, 1),
     }
     table = runner.invoke(prw, ["dlq", "list"])
@@ -186,3 +200,19 @@ def _materialize_and_check(resource: PlatformResource) -> tuple[dict[str, Any], 
     assert isinstance(materialized, dg.MaterializeResult)
     assert isinstance(checked, dg.AssetCheckResult)
     return dict(materialized.metadata or {}), checked
+
+
+@pytest.mark.parametrize("stage", ["normalize", "identity"])
+def test_prw_dlq_redrives_each_resolution_stage_on_its_own_queue(stage: str, platform: Platform) -> None:
+    """if_resolution_job's later stages have DLQs of their own: a redrive puts the entry back on that stage's
+    queue, not on the extract stage's."""
+    stage_queue = platform.resolution_stage_queues[stage]
+    name = {"normalize": RESOLUTION_NORMALIZE.name, "identity": RESOLUTION_IDENTITY.name}[stage]
+    dead_letter(stage_queue, {"n": 8}, "MAX_RECEIVES_EXCEEDED")
+
+    moved = CliRunner().invoke(prw, ["dlq", "redrive", name, "--all"])
+
+    assert moved.exit_code == 0, moved.output
+    assert platform.dead_letters.summary(name).dead == 0
+    assert [m.body for m in stage_queue.receive(10)] == [{"n": 8}]
+    assert platform.resolution_queue.receive(10) == []

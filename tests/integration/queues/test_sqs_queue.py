@@ -69,7 +69,13 @@ def test_platform_queues_get_the_seed_dlq_names(sqs_server: SqsServer, sqs_clien
 
     created = ensure_queues(settings, sqs_client=sqs_client)
 
-    assert sorted(created) == ["accepted-changes", "resolution-jobs", "resolution-replays"]
+    assert sorted(created) == [
+        "accepted-changes",
+        "resolution-identity",
+        "resolution-jobs",
+        "resolution-normalize",
+        "resolution-replays",
+    ]
     # if_replay_job: "DLQ resolution-replay-dlq".
     assert created["resolution-replays"].dead_letter_url.endswith(f"/{prefix}resolution-replay-dlq")
     assert created["accepted-changes"].dead_letter_url.endswith(f"/{prefix}accepted-changes-dlq")

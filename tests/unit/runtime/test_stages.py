@@ -13,7 +13,16 @@ import pytest
 from prw_platform.bootstrap import Platform
 from prw_platform.config import Settings
 from prw_platform.deployment import DatabaseUrls
-from prw_platform.pipeline import APPLY, GAPS, RELAY, RESOLUTION, SWEEPER, default_stages
+from prw_platform.pipeline import (
+    APPLY,
+    GAPS,
+    IDENTITY,
+    NORMALIZE,
+    RELAY,
+    RESOLUTION,
+    SWEEPER,
+    default_stages,
+)
 from prw_platform.runtime import (
     Batch,
     Budget,
@@ -71,8 +80,9 @@ def platform(tmp_path: Path) -> Iterator[Platform]:
 def test_the_platform_registers_the_pipeline_stages_in_order_and_the_sweeper_beside_them() -> None:
     registry = default_stages()
 
-    assert registry.names() == (RESOLUTION, RELAY, APPLY, GAPS, SWEEPER)
-    assert registry.names(pipeline_only=True) == (RESOLUTION, RELAY, APPLY, GAPS)
+    # if_resolution_job's three stages in their order (extract keeps the name "resolution"), then the rest.
+    assert registry.names() == (RESOLUTION, NORMALIZE, IDENTITY, RELAY, APPLY, GAPS, SWEEPER)
+    assert registry.names(pipeline_only=True) == (RESOLUTION, NORMALIZE, IDENTITY, RELAY, APPLY, GAPS)
     assert registry[SWEEPER].cron is not None
     assert all(s.cron is None for s in registry if s.pipeline)
 
