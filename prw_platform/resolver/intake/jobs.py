@@ -1,5 +1,7 @@
 """Resolution jobs after commit (AW-02 "Enqueue job (ref): after commit; on failure the pending-job sweeper
-re-enqueues").
+re-enqueues"), for the first stage's job (intake, with the capture) and for each later stage's (``hand_on``, in
+the finishing stage's transaction; if_resolution_job: "Each stage enqueues the next stage message"). A job is
+sent to the queue of its ``stage`` (``QueueJobEnqueuer``), by whoever sends it, the sweeper included.
 
 On the PostgreSQL queue (``Queue.transactional_send``) the message is inserted in the capture's own transaction
 and the job row is written ``enqueued`` there: capture, receipt, job row and message commit together or not at
@@ -235,8 +237,8 @@ def sweep_pending_jobs(
 
 
 class PendingJobSweeper:
-    """AW-02's sweeper as a service: ``resolver_sweeper`` and the resolution queue, re-enqueueing every job left
-    pending longer than ``older_than``."""
+    """AW-02's sweeper as a service: ``resolver_sweeper`` and the resolution queues, re-enqueueing every job (of
+    any stage, to its stage's queue) left pending longer than ``older_than``."""
 
     def __init__(self, sweeper_db: Database, enqueuer: JobEnqueuer, older_than: timedelta) -> None:
         self._db = sweeper_db

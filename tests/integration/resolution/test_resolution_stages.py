@@ -23,6 +23,7 @@ from prw_platform.contracts import ResolutionJob
 from prw_platform.db.database import Database
 from prw_platform.db.errors import DatabaseUnavailable
 from prw_platform.queues import PostgresQueue
+from prw_platform.resolver import reports
 from prw_platform.resolver.intake import SWEEPER_ROLE, QueueJobEnqueuer
 from prw_platform.resolver.intake.jobs import sweep_pending_jobs
 from prw_platform.resolver.resolution import (
@@ -34,8 +35,10 @@ from prw_platform.resolver.resolution import (
 from prw_platform.storage import FilesystemObjectStore, ObjectKey, StorageUnavailable, StoredObject
 from tests.integration.resolution.pipeline import (
     ANVIL_MICRODATA,
+    CATALOG,
     OTHER_TENANT,
     STAGES,
+    TENANT,
     Collector,
     Resolution,
     page,
@@ -450,3 +453,33 @@ def test_a_queue_outside_the_database_gets_the_next_job_right_after_the_commit(
     assert resolution.job_status(f"{capture_id}:{next_stage}:1") == "enqueued"
     resolution.run()
     _assert_resolved_once(resolution, capture_id)
+
+
+def test_the_operator_report_joins_each_captures_three_stage_rows(
+    collector: Collector, resolution: Resolution
+) -> None:
+    """``prw demo``'s and the reports' per-capture view reads the extract, normalize and identity rows of the same
+    capture and attempt group (one source of truth, nothing copied between them)."""
+    anvil = collector.submit(page(ANVIL_MICRODATA), record="anvil-1")
+    note = collector.submit(
+        b"Executive Anvil, ACME, part 925872\n", record="anvil-note", media_type="text/plain"
+    )
+    resolution.run()
+
+    rows = {r.capture_id: r for r in reports.resolution_results(resolution.owner_db, TENANT, CATALOG)}
+
+    assert set(rows) == {anvil, note}
+    assert (rows[anvil].adapter, rows[anvil].profile, rows[anvil].outcome) == (
+        "pa_schemaorg@1.1.0",
+        "np_core@1",
+        "extracted",
+    )
+    assert rows[anvil].claims == resolution.count("resolver.extracted_claim") > 0
+    assert rows[anvil].attributes == resolution.count("resolver.normalized_attribute") > 0
+    assert (rows[note].adapter, rows[note].profile, rows[note].outcome, rows[note].claims) == (
+        None,
+        None,
+        "no_adapter",
+        0,
+    )
+    assert {r.decision_id for r in rows.values()} == {d["decision_id"] for d in resolution.decisions()}
