@@ -22,6 +22,7 @@ import pytest
 from prw_platform.contracts import ResolutionJob
 from prw_platform.db.database import Database
 from prw_platform.db.errors import DatabaseUnavailable
+from prw_platform.plugins import PluginRegistry
 from prw_platform.queues import PostgresQueue
 from prw_platform.resolver import reports
 from prw_platform.resolver.intake import SWEEPER_ROLE, QueueJobEnqueuer
@@ -483,3 +484,37 @@ def test_the_operator_report_joins_each_captures_three_stage_rows(
         0,
     )
     assert {r.decision_id for r in rows.values()} == {d["decision_id"] for d in resolution.decisions()}
+
+
+def test_a_profile_removed_between_normalize_and_identity_dead_letters_identity_and_redrives_once_back(
+    collector: Collector, resolution: Resolution, services: ResolutionServices
+) -> None:
+    """Identity reads the stored normalization with the profile that made it (its definitions and identity keys):
+    that profile no longer installed is UNKNOWN_PROFILE_VERSION on the identity DLQ; reinstalled, a redrive of
+    that entry resolves the capture without redoing extract or normalize."""
+    capture_id = collector.submit(page(ANVIL_MICRODATA), record="anvil-1")
+    _run_until(resolution, "identity")
+    installed = services.registry
+    without_core = PluginRegistry(
+        installed._adapters,
+        {pin: p for pin, p in installed._profiles.items() if pin != "np_core@1"},
+        installed._providers,
+        installed._rules,
+    )
+
+    (outcome,) = resolution.run_stage("identity", replace(services, registry=without_core)).outcomes
+
+    assert (outcome.stage, outcome.status, outcome.reason) == (
+        "identity",
+        DEAD_LETTERED,
+        "UNKNOWN_PROFILE_VERSION",
+    )
+    assert _receipt_status(resolution, capture_id) == ("failed", "UNKNOWN_PROFILE_VERSION")
+    assert sorted(_results(resolution)) == ["extract", "normalize"]
+    identity_queue = resolution.stage_queues["identity"]
+    (entry,) = identity_queue.dead_letters()
+
+    assert identity_queue.redrive([entry.dead_letter_id]) == 1
+    resolution.run()
+
+    _assert_resolved_once(resolution, capture_id)
