@@ -46,8 +46,8 @@ from prw_platform.provisioning import CatalogProvisioning
 from prw_platform.queues import (
     ACCEPTED_CHANGES,
     CATALOG_FILE_CLEANUP,
-    RESOLUTION_JOBS,
     RESOLUTION_REPLAYS,
+    RESOLUTION_STAGE_QUEUES,
     Queue,
     build_queue,
 )
@@ -184,7 +184,21 @@ class Platform:
     # Queues, each bound to the role of the side that uses it (ADR-009).
     @cached_property
     def resolution_queue(self) -> Queue:
-        return build_queue(self.settings, RESOLUTION_JOBS.name, db=self.resolver_db)
+        """resolution-jobs: the extract stage's queue, the one intake sends to."""
+        return self.resolution_stage_queues["extract"]
+
+    @cached_property
+    def resolution_stage_queues(self) -> dict[str, Queue]:
+        """if_resolution_job's queue of each stage (extract, normalize, identity), all resolver_app's."""
+        return {
+            stage: build_queue(self.settings, spec.name, db=self.resolver_db)
+            for stage, spec in RESOLUTION_STAGE_QUEUES.items()
+        }
+
+    @cached_property
+    def resolution_jobs(self) -> QueueJobEnqueuer:
+        """Sends a resolution job to the queue of its stage (intake, the stages handing on, the sweeper)."""
+        return QueueJobEnqueuer(self.resolution_queue, self.resolution_stage_queues)
 
     @cached_property
     def accepted_changes_out(self) -> Queue:
@@ -201,7 +215,7 @@ class Platform:
         """The dead-letter queues an operator looks at and re-drives, each through its consumer's end."""
         return DeadLetterOperations(
             {
-                RESOLUTION_JOBS.name: self.resolution_queue,
+                **{RESOLUTION_STAGE_QUEUES[s].name: q for s, q in self.resolution_stage_queues.items()},
                 RESOLUTION_REPLAYS.name: self.replay_queue,
                 ACCEPTED_CHANGES.name: self.accepted_changes_in,
                 CATALOG_FILE_CLEANUP.name: self.files_cleanup.queue,
@@ -236,7 +250,7 @@ class Platform:
                 epochs=control_plane_epochs(
                     self.control_db, cache_seconds=self.intake_settings.epoch_cache_seconds
                 ),
-                enqueuer=QueueJobEnqueuer(self.resolution_queue),
+                enqueuer=self.resolution_jobs,
                 limits=self.intake_settings.limits(self.settings),
                 evidence_bucket=self.settings.evidence_bucket,
                 clock=self.clock,
@@ -327,18 +341,25 @@ class Platform:
 
     @cached_property
     def resolution(self) -> ResolutionConsumer:
-        """The resolution consumer (if_resolution_job) over the resolution-jobs queue."""
-        return ResolutionConsumer(
-            self.resolution_queue,
-            ResolutionServices(
-                resolver_db=self.resolver_db,
-                store=self.store,
-                registry=self.registry,
-                streams=self.streams,
-                clock=self.clock,
-                retry=self.retry,
-            ),
+        """The extract stage's consumer (if_resolution_job) over the resolution-jobs queue."""
+        return self.resolution_stage("extract")
+
+    def resolution_stage(self, stage: str) -> ResolutionConsumer:
+        """The consumer of one resolution stage (extract, normalize, identity) over that stage's queue."""
+        return self._resolution_consumers[stage]
+
+    @cached_property
+    def _resolution_consumers(self) -> dict[str, ResolutionConsumer]:
+        services = ResolutionServices(
+            resolver_db=self.resolver_db,
+            store=self.store,
+            registry=self.registry,
+            streams=self.streams,
+            clock=self.clock,
+            retry=self.retry,
+            enqueuer=self.resolution_jobs,
         )
+        return {stage: ResolutionConsumer(q, services) for stage, q in self.resolution_stage_queues.items()}
 
     @cached_property
     def decisions(self) -> DecisionService:
@@ -470,7 +491,7 @@ class Platform:
         """AW-02: re-enqueue jobs left pending after their capture committed."""
         return PendingJobSweeper(
             self.sweeper_db,
-            QueueJobEnqueuer(self.resolution_queue),
+            self.resolution_jobs,
             timedelta(seconds=self.settings.sweep_pending_after_seconds),
         )
 

@@ -1,8 +1,9 @@
 """The platform's registered stages: every background path, in pipeline order.
 
-resolution (if_resolution_job) -> decisions + outbox (AW-01, inside resolution) -> relay (AW-03) -> product
-apply (AW-04); plus the pending-job sweeper (AW-02), driven by time. Each stage is a few lines over a service the
-composition root built (``Platform.resolution``, ``.relay``, ``.product_apply``, ``.sweeper``); ``prw worker``,
+resolution (if_resolution_job's extract stage) -> normalize -> identity, with decisions + outbox (AW-01, inside
+identity) -> relay (AW-03) -> product apply (AW-04); plus the pending-job sweeper (AW-02), driven by time. Each
+stage is a few lines over a service the composition root built (``Platform.resolution_stage(...)``, ``.relay``,
+``.product_apply``, ``.sweeper``); ``prw worker``,
 ``runtime.drain`` and the Dagster ops and sensors all run them through ``prw_platform.runtime``.
 
 A later capability adds its stage to ``default_stages`` and appears in ``prw worker``, in Dagster and in the demo.
@@ -18,7 +19,12 @@ from prw_platform.runtime.stages import Batch, Stage, StageRegistry
 if TYPE_CHECKING:
     from prw_platform.bootstrap import Platform
 
+#: if_resolution_job's extract stage keeps the name operators and their Dagster run history know.
 RESOLUTION: Final = "resolution"
+NORMALIZE: Final = "normalize"
+IDENTITY: Final = "identity"
+#: Each resolution stage and the ``resolution.job.v1`` stage it consumes.
+RESOLUTION_STAGES: Final = {RESOLUTION: "extract", NORMALIZE: "normalize", IDENTITY: "identity"}
 RELAY: Final = "relay"
 APPLY: Final = "apply"
 SWEEPER: Final = "sweeper"
@@ -41,11 +47,34 @@ ASSIST_BATCH: Final = 5
 SWEEP_BATCH: Final = 100
 
 
-def _resolve(platform: Platform, n: int) -> Batch:
-    report = platform.resolution.run_batch(max_messages=min(n, MAX_MESSAGES_PER_RECEIVE))
-    return Batch(
-        report.received, {**report.statuses, "retried": report.retried, "unsettled": report.unsettled}
+def _resolution_stage(name: str) -> Stage:
+    job_stage = RESOLUTION_STAGES[name]
+
+    def run_batch(platform: Platform, n: int) -> Batch:
+        consumer = platform.resolution_stage(job_stage)
+        report = consumer.run_batch(max_messages=min(n, MAX_MESSAGES_PER_RECEIVE))
+        return Batch(
+            report.received, {**report.statuses, "retried": report.retried, "unsettled": report.unsettled}
+        )
+
+    return Stage(
+        name,
+        _RESOLUTION_DESCRIPTIONS[name],
+        run_batch=run_batch,
+        has_work=lambda p: p.resolution_stage(job_stage).has_work(),
+        prepare=lambda p: p.resolution_stage(job_stage),
+        batch_size=MAX_MESSAGES_PER_RECEIVE,
     )
+
+
+_RESOLUTION_DESCRIPTIONS: Final = {
+    RESOLUTION: "Extract (if_resolution_job): read and verify a capture's artifacts, run the adapter, store the"
+    " claims; hand on to normalize.",
+    NORMALIZE: "Normalize (if_resolution_job): run the class profile over the stored claims, store the normalized"
+    " attributes; hand on to identity.",
+    IDENTITY: "Identity (if_resolution_job, AW-01): under the stream cursor lock, a decision or a review case"
+    " from the stored results; the receipt follows.",
+}
 
 
 def _relay(platform: Platform, n: int) -> Batch:
@@ -121,14 +150,9 @@ def _clean_up_files(platform: Platform, n: int) -> Batch:
 def default_stages() -> StageRegistry:
     return StageRegistry(
         (
-            Stage(
-                RESOLUTION,
-                "Take resolution jobs: extract, normalize, identity, decision or review case.",
-                run_batch=_resolve,
-                has_work=lambda p: p.resolution.has_work(),
-                prepare=lambda p: p.resolution,
-                batch_size=MAX_MESSAGES_PER_RECEIVE,
-            ),
+            _resolution_stage(RESOLUTION),
+            _resolution_stage(NORMALIZE),
+            _resolution_stage(IDENTITY),
             Stage(
                 RELAY,
                 "Publish committed outbox rows to the accepted-change queue, then mark them published (AW-03).",

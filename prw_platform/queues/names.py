@@ -33,6 +33,29 @@ RESOLUTION_JOBS = QueueSpec(
     consumer=roles.RESOLVER_APP,
     interface="if_resolution_job",
 )
+#: if_resolution_job's later stages: "extraction -> normalization -> identity. Each stage enqueues the next stage
+#: message" (``resolution-jobs`` above is the extract stage's queue, the one intake sends to). One queue per stage,
+#: so each stage has its own dead-letter queue, depth and Dagster sensor, and is re-driven on its own.
+RESOLUTION_NORMALIZE = QueueSpec(
+    name="resolution-normalize",
+    dead_letter_name="resolution-normalize-dlq",
+    producers=(roles.RESOLVER_APP,),
+    consumer=roles.RESOLVER_APP,
+    interface="if_resolution_job",
+)
+RESOLUTION_IDENTITY = QueueSpec(
+    name="resolution-identity",
+    dead_letter_name="resolution-identity-dlq",
+    producers=(roles.RESOLVER_APP,),
+    consumer=roles.RESOLVER_APP,
+    interface="if_resolution_job",
+)
+#: The queue of each ``resolution.job.v1`` stage, in pipeline order.
+RESOLUTION_STAGE_QUEUES = {
+    "extract": RESOLUTION_JOBS,
+    "normalize": RESOLUTION_NORMALIZE,
+    "identity": RESOLUTION_IDENTITY,
+}
 RESOLUTION_REPLAYS = QueueSpec(
     name="resolution-replays",
     dead_letter_name="resolution-replay-dlq",
@@ -58,7 +81,14 @@ CATALOG_FILE_CLEANUP = QueueSpec(
     interface="STATE-COM-CAT-004",
 )
 
-PLATFORM_QUEUES = (RESOLUTION_JOBS, RESOLUTION_REPLAYS, ACCEPTED_CHANGES, CATALOG_FILE_CLEANUP)
+PLATFORM_QUEUES = (
+    RESOLUTION_JOBS,
+    RESOLUTION_NORMALIZE,
+    RESOLUTION_IDENTITY,
+    RESOLUTION_REPLAYS,
+    ACCEPTED_CHANGES,
+    CATALOG_FILE_CLEANUP,
+)
 PLATFORM_QUEUE_NAMES = tuple(spec.name for spec in PLATFORM_QUEUES)
 
 

@@ -191,14 +191,28 @@ def _rows(owner: Database, sql: str, params: tuple[object, ...]) -> list[dict[st
 def resolution_results(owner: Database, tenant_id: str, catalog_id: str) -> list[ResolutionRow]:
     rows = _rows(
         owner,
-        """SELECT r.capture_id, r.adapter, r.profile, r.stage_outcome, r.decision_id,
-                  jsonb_array_length(r.problems) AS problems,
+        # One row per decided job: the identity stage's row with the extract and normalize rows of the same
+        # capture and attempt group (0016), or a single-job row from before the stages ('all').
+        """WITH decided AS (
+                SELECT r.*,
+                       CASE WHEN r.stage = 'all' THEN r.job_id
+                            ELSE split_part(r.job_id, ':', 1) || ':extract:' || split_part(r.job_id, ':', 3)
+                       END AS extract_job,
+                       CASE WHEN r.stage = 'all' THEN r.job_id
+                            ELSE split_part(r.job_id, ':', 1) || ':normalize:' || split_part(r.job_id, ':', 3)
+                       END AS normalize_job
+                  FROM resolver.resolution_result r
+                 WHERE r.tenant_id = %s AND r.catalog_id = %s AND r.stage IN ('identity', 'all'))
+           SELECT d.capture_id, e.adapter, n.profile, d.stage_outcome, d.decision_id,
+                  jsonb_array_length(n.problems) AS problems,
                   (SELECT count(*) FROM resolver.extracted_claim c
-                    WHERE c.tenant_id = r.tenant_id AND c.job_id = r.job_id) AS claims,
+                    WHERE c.tenant_id = d.tenant_id AND c.job_id = d.extract_job) AS claims,
                   (SELECT count(*) FROM resolver.normalized_attribute a
-                    WHERE a.tenant_id = r.tenant_id AND a.job_id = r.job_id) AS attributes
-             FROM resolver.resolution_result r
-            WHERE r.tenant_id = %s AND r.catalog_id = %s ORDER BY r.created_at, r.capture_id""",
+                    WHERE a.tenant_id = d.tenant_id AND a.job_id = d.normalize_job) AS attributes
+             FROM decided d
+             JOIN resolver.resolution_result e ON e.tenant_id = d.tenant_id AND e.job_id = d.extract_job
+             JOIN resolver.resolution_result n ON n.tenant_id = d.tenant_id AND n.job_id = d.normalize_job
+            ORDER BY d.created_at, d.capture_id""",
         (tenant_id, catalog_id),
     )
     return [

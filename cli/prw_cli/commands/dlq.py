@@ -1,4 +1,5 @@
-"""``prw dlq list | show | redrive | discard``: the dead-letter queues of the platform's queues (``resolution-jobs``,
+"""``prw dlq list | show | redrive | discard``: the dead-letter queues of the platform's queues (the three
+resolution stages' ``resolution-jobs``, ``resolution-normalize``, ``resolution-identity``, and
 ``accepted-changes``), through ``Platform.dead_letters`` (each queue with its consumer's role).
 
 A message lands in a dead-letter queue when its consumer refused it for good (a terminal code such as
@@ -40,7 +41,10 @@ def dlq() -> None:
 def list_(
     queue: Annotated[
         str | None,
-        typer.Argument(help="One queue's entries (resolution-jobs, accepted-changes); none: a summary."),
+        typer.Argument(
+            help="One queue's entries (resolution-jobs, resolution-normalize, resolution-identity, accepted-changes);"
+            " none: a summary."
+        ),
     ] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="Entries to list at most.")] = 50,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
@@ -75,7 +79,12 @@ def list_(
 
 @app.command("show")
 def show(
-    queue: Annotated[str, typer.Argument(help="The queue (resolution-jobs, accepted-changes).")],
+    queue: Annotated[
+        str,
+        typer.Argument(
+            help="The queue (resolution-jobs, resolution-normalize, resolution-identity, accepted-changes)."
+        ),
+    ],
     dead_letter_id: Annotated[str, typer.Argument(help="The entry's id (from `prw dlq list QUEUE`).")],
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON document, the whole body included.")
@@ -97,7 +106,12 @@ def show(
 
 @app.command("redrive")
 def redrive(
-    queue: Annotated[str, typer.Argument(help="The queue (resolution-jobs, accepted-changes).")],
+    queue: Annotated[
+        str,
+        typer.Argument(
+            help="The queue (resolution-jobs, resolution-normalize, resolution-identity, accepted-changes)."
+        ),
+    ],
     dead_letter_ids: Annotated[list[str] | None, typer.Argument(help="Entries to re-drive.")] = None,
     everything: Annotated[bool, typer.Option("--all", help="Re-drive every entry of the queue.")] = False,
 ) -> None:
@@ -107,7 +121,12 @@ def redrive(
 
 @app.command("discard")
 def discard(
-    queue: Annotated[str, typer.Argument(help="The queue (resolution-jobs, accepted-changes).")],
+    queue: Annotated[
+        str,
+        typer.Argument(
+            help="The queue (resolution-jobs, resolution-normalize, resolution-identity, accepted-changes)."
+        ),
+    ],
     dead_letter_ids: Annotated[list[str] | None, typer.Argument(help="Entries to delete.")] = None,
     everything: Annotated[bool, typer.Option("--all", help="Delete every entry of the queue.")] = False,
 ) -> None:

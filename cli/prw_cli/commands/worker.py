@@ -1,8 +1,8 @@
-"""``prw worker resolution|relay|apply|sweeper|all``: registered stages in a loop, for low latency, without
+"""``prw worker resolution|normalize|identity|relay|apply|sweeper|all``: registered stages in a loop, for low latency, without
 Dagster. The loop is the core's (``prw_platform.runtime.WorkerLoop``: one thread per stage, idle backoff,
 in-process wake-ups, drain detection, graceful stop); this command parses options, starts it and prints.
 
-``all`` runs the pipeline's stages (resolution, relay, apply); the sweeper keeps its own slow pace (it re-enqueues
+``all`` runs the pipeline's stages (resolution = extract, normalize, identity, relay, apply, gaps); the sweeper keeps its own slow pace (it re-enqueues
 jobs left pending for a minute, AW-02), so it runs alone (``prw worker sweeper``) or as Dagster's schedule.
 SIGINT or SIGTERM lets each stage finish its batch, then the process exits. ``--max-idle-rounds K`` exits once
 every stage has been idle for K rounds after the last batch that took something: the pipeline is drained.
@@ -45,7 +45,8 @@ def worker(
     stage: Annotated[
         str,
         typer.Argument(
-            help="The stage to run (resolution, relay, apply, sweeper, ...); all = the pipeline stages."
+            help="The stage to run (resolution, normalize, identity, relay, apply, sweeper, ...); all = the pipeline"
+            " stages."
         ),
     ],
     batch: Annotated[

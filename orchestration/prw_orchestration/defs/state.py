@@ -13,7 +13,9 @@ GROUP = "platform_state"
 
 
 @dg.asset(
-    group_name=GROUP, description="Captures, receipts, resolution jobs and open review cases per tenant."
+    group_name=GROUP,
+    description="Captures, receipts, resolution jobs (one per stage: extract, normalize, identity) and open review"
+    " cases per tenant.",
 )
 def captures(platform: PlatformResource) -> dg.MaterializeResult[None]:
     counts = platform.platform.reports.capture_counts()
@@ -246,8 +248,9 @@ def collectors_reporting(platform: PlatformResource) -> dg.AssetCheckResult:
 
 @dg.asset(
     group_name=GROUP,
-    description="The dead-letter queues of resolution-jobs and accepted-changes: entries, reasons and the oldest "
-    "entry per queue (`prw dlq list`; `prw dlq redrive` puts entries back).",
+    description="The dead-letter queues of the resolution stages (resolution-jobs = extract, resolution-normalize, "
+    "resolution-identity) and accepted-changes: entries, reasons and the oldest entry per queue (`prw dlq list`; "
+    "`prw dlq redrive` puts entries back on their own stage's queue).",
 )
 def dead_letter_queues(platform: PlatformResource) -> dg.MaterializeResult[None]:
     summaries = platform.platform.dead_letters.summaries()

@@ -1,5 +1,7 @@
 """Resolution jobs after commit (AW-02 "Enqueue job (ref): after commit; on failure the pending-job sweeper
-re-enqueues").
+re-enqueues"), for the first stage's job (intake, with the capture) and for each later stage's (``hand_on``, in
+the finishing stage's transaction; if_resolution_job: "Each stage enqueues the next stage message"). A job is
+sent to the queue of its ``stage`` (``QueueJobEnqueuer``), by whoever sends it, the sweeper included.
 
 On the PostgreSQL queue (``Queue.transactional_send``) the message is inserted in the capture's own transaction
 and the job row is written ``enqueued`` there: capture, receipt, job row and message commit together or not at
@@ -15,6 +17,7 @@ by ``job_id`` in its inbox (if_resolution_job).
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
@@ -48,21 +51,28 @@ class TransactionalJobEnqueuer(JobEnqueuer, Protocol):
 
 
 class QueueJobEnqueuer:
-    """The resolution-jobs queue (``prw_platform.queues``) as a JobEnqueuer. The message id is the job id, the
-    key the consumer records in its inbox."""
+    """The resolution-jobs queues (``prw_platform.queues``) as a JobEnqueuer. The message id is the job id, the
+    key the consumer records in its inbox. ``stages`` routes a job by its ``stage`` to that stage's queue
+    (if_resolution_job: extract -> normalize -> identity, ``RESOLUTION_STAGE_QUEUES``); a stage without a queue
+    of its own goes to ``queue``, the extract stage's."""
 
-    def __init__(self, queue: Queue) -> None:
+    def __init__(self, queue: Queue, stages: Mapping[str, Queue] | None = None) -> None:
         self._queue = queue
+        self._stages = dict(stages or {})
+
+    def queue_for(self, job: ResolutionJob) -> Queue:
+        return self._stages.get(job.stage, self._queue)
 
     def enqueue(self, job: ResolutionJob) -> None:
-        self._queue.send(job.to_message(), message_id=job.job_id)
+        self.queue_for(job).send(job.to_message(), message_id=job.job_id)
 
     def enqueue_in(self, conn: Connection, job: ResolutionJob, message: dict[str, Any]) -> bool:
         """The PostgreSQL queue lives in the resolver's database (migration 0002), so its send joins the
         capture's transaction; any other queue is sent after the commit (``enqueue_after_commit``)."""
-        if not self._queue.transactional_send:
+        queue = self.queue_for(job)
+        if not queue.transactional_send:
             return False
-        self._queue.send(message, message_id=job.job_id, conn=conn)
+        queue.send(message, message_id=job.job_id, conn=conn)
         return True
 
 
@@ -127,6 +137,34 @@ def mark_dead_lettered(conn: Connection, tenant_id: str, job_id: str) -> None:
            WHERE tenant_id = %s AND job_id = %s AND status <> 'completed'""",
         (tenant_id, job_id),
     )
+
+
+def hand_on(conn: Connection, enqueuer: JobEnqueuer | None, job: ResolutionJob, now: datetime) -> bool:
+    """The next stage's job (if_resolution_job: "Each stage enqueues the next stage message"), written in the
+    finishing stage's transaction, like intake writes the first one with the capture (AW-02): on a queue that
+    joins the transaction (PostgreSQL) the message is sent in it and the row is ``enqueued``; otherwise the row
+    stays ``pending`` and the caller sends it after the commit (``enqueue_after_commit``), with the pending-job
+    sweeper as the net for a crash in between. Returns True when nothing is left for the caller to send: the
+    message was sent here, or the row existed already (its own status says where that job is)."""
+    message = job.to_message()
+    row = conn.execute(
+        """INSERT INTO resolver.resolution_job
+               (tenant_id, job_id, capture_id, stage, attempt_group, status, message)
+           VALUES (%s, %s, %s, %s, %s, 'pending', %s)
+           ON CONFLICT (tenant_id, job_id) DO NOTHING
+           RETURNING job_id""",
+        (job.tenant_id, job.job_id, job.capture_id, job.stage, job.attempt_group, Jsonb(message)),
+    ).fetchone()
+    if row is None:
+        return True
+    if isinstance(enqueuer, TransactionalJobEnqueuer) and enqueuer.enqueue_in(conn, job, message):
+        conn.execute(
+            """UPDATE resolver.resolution_job SET status = 'enqueued', enqueued_at = %s
+               WHERE tenant_id = %s AND job_id = %s""",
+            (now, job.tenant_id, job.job_id),
+        )
+        return True
+    return False
 
 
 def enqueue_after_commit(db: Database, enqueuer: JobEnqueuer, job: ResolutionJob, now: datetime) -> bool:
@@ -199,8 +237,8 @@ def sweep_pending_jobs(
 
 
 class PendingJobSweeper:
-    """AW-02's sweeper as a service: ``resolver_sweeper`` and the resolution queue, re-enqueueing every job left
-    pending longer than ``older_than``."""
+    """AW-02's sweeper as a service: ``resolver_sweeper`` and the resolution queues, re-enqueueing every job (of
+    any stage, to its stage's queue) left pending longer than ``older_than``."""
 
     def __init__(self, sweeper_db: Database, enqueuer: JobEnqueuer, older_than: timedelta) -> None:
         self._db = sweeper_db

@@ -8,7 +8,9 @@ MAX_RECEIVES_EXCEEDED and the receipt fails with it. Terminal ones go to the DLQ
 ack leaves the message to reappear after its visibility timeout; the inbox makes that second delivery an ignored
 duplicate.
 
-The Dagster sensor's run and ``prw worker resolution`` both call ``process_resolution_jobs``.
+One call takes one stage's queue (``resolution-jobs`` for extract, ``resolution-normalize``,
+``resolution-identity``); the message's ``stage`` says what its handling does. The Dagster sensors' runs and
+``prw worker resolution|normalize|identity`` all call ``process_resolution_jobs``.
 """
 
 from __future__ import annotations
@@ -108,8 +110,8 @@ def _settle(queue: Queue, services: ResolutionServices, delivery: Received, outc
 
 
 class ResolutionConsumer:
-    """The resolution service the stage runtime drives: the resolution-jobs queue and the consumer's
-    dependencies (``ResolutionServices``), both from the composition root."""
+    """One resolution stage as the stage runtime drives it: that stage's queue and the consumer's dependencies
+    (``ResolutionServices``), both from the composition root (``Platform.resolution_stage``)."""
 
     def __init__(self, queue: Queue, services: ResolutionServices) -> None:
         self.queue = queue
@@ -120,6 +122,6 @@ class ResolutionConsumer:
         return process_resolution_jobs(self.queue, self.services, max_messages=max_messages)
 
     def has_work(self) -> bool:
-        """Visible messages on the resolution-jobs queue (one indexed count on PostgreSQL, one attribute read
-        on SQS)."""
+        """Visible messages on this stage's queue (one indexed count on PostgreSQL, one attribute read on
+        SQS)."""
         return self.queue.depth().visible > 0

@@ -1,26 +1,51 @@
-"""Handle one ``resolution.job.v1`` message (if_resolution_job): a stored capture becomes claims, normalized
-attributes and one decision (a mapping, a new item, or a review case).
+"""Handle one ``resolution.job.v1`` message (if_resolution_job) of one of the three stages the seed chains:
+extract -> normalize -> identity ("Each stage enqueues the next stage message"). A stored capture becomes claims
+(extract), normalized attributes (normalize) and one decision: a mapping, a new item or a review case (identity).
 
-1. Validate the message against ``schemas/resolution.job.v1.json`` (SCHEMA_INVALID → DLQ).
-2. In a resolver transaction with ``app.tenant_id`` = the message's tenant, re-read the capture: absent in that
+Every stage:
+
+1. Validates the message against ``schemas/resolution.job.v1.json`` (SCHEMA_INVALID → DLQ).
+2. In a resolver transaction with ``app.tenant_id`` = the message's tenant, re-reads the capture: absent in that
    tenant, or another catalog than the message says → TENANT_MISMATCH (DLQ and a security alert line). From here
    on the capture row is the truth for tenant, catalog, source, URL, observed_at and artifacts.
-3. The job id already in this consumer's inbox → an ignored duplicate: acked, no effects.
-4. Read every artifact and verify it against its artifact row (DIGEST_MISMATCH → DLQ; STORAGE_UNAVAILABLE →
-   retry). 5. Extract (``extraction``). 6. Normalize (``profiles``). These run outside any transaction: no
-   database lock is held during object reads and plugin code.
-7-8. One READ COMMITTED transaction: claim the inbox row, lock the stream cursor (AW-01), resolve identity
-   (``identity``), apply the decision (``apply_decision``, same transaction), mark the job completed, write the
-   results (migration 0006), move the capture's receipt to ``accepted`` or ``in_review``, record the inbox
-   outcome; commit. The batch driver acks only after that.
+3. The job id already in the inbox → an ignored duplicate: acked, no effects.
+
+Then, per ``job.stage``:
+
+- ``extract``: read every artifact and verify it against its artifact row (DIGEST_MISMATCH → DLQ;
+  STORAGE_UNAVAILABLE → retry), run the adapter (``extraction``; a pinned adapter that is not installed is
+  UNKNOWN_ADAPTER_VERSION → DLQ; so is a pinned profile, checked here before anything is written), outside any
+  transaction. One transaction: claim the inbox row, mark the job
+  completed, write the extraction row and its claims, write the normalize job (``jobs.hand_on``), settle the
+  inbox row.
+- ``normalize``: read the extract job's committed results (``results.load_extraction``), run the profile
+  (``profiles``; a pinned profile that is not installed is UNKNOWN_PROFILE_VERSION → DLQ) outside any
+  transaction. One transaction: inbox, job row, the normalization row and its attributes, the identity job.
+- ``identity``: one READ COMMITTED transaction: claim the inbox row, lock the stream cursor (AW-01), read both
+  earlier stages' results, resolve identity (``identity``), apply the decision (``apply_decision``, same
+  transaction), mark the job completed, write the identity row, move the capture's receipt to ``accepted`` or
+  ``in_review``, settle the inbox row; commit.
+
+A stage whose earlier stage's results are not there (a forged or misrouted message: the next job is only ever
+written in the transaction that wrote those results) is PREVIOUS_STAGE_MISSING → DLQ. Pins (``pins``) are copied
+into every next-stage message, so a replay's adapter and profile pins hold through all three stages.
+
+Handing on: how a crash between a stage's commit and the next stage's send loses nothing. The next job's row is
+written in the stage's own transaction, exactly like intake writes the first one with the capture (AW-02). On the
+PostgreSQL queue (the default; it lives in the resolver's database) the next message is sent *in* that
+transaction, so there is no window at all: results, inbox row, job row and message commit together or not at all.
+A queue outside the database (SQS) cannot join it: the row commits ``pending``, the message is sent after the
+commit, and the pending-job sweeper (AW-02's, the ``sweeper`` stage) sends any row still pending after a crash in
+between, routed to the queue of its stage. One mechanism for the first job and the later ones, no second sweeper.
+The batch driver acks a delivery only after its stage committed.
 
 A terminal failure of a job whose capture is in the tenant marks the job dead-lettered, records the inbox row
 ``dead_lettered`` and moves the receipt to ``failed`` with the dead-letter code, in one transaction. So does a
 retryable failure of the job's final delivery (``final_attempt``: the queue's ``max_receives``-th, after which the
 queue would dead-letter it without the consumer seeing it again): the consumer dead-letters it itself with
-MAX_RECEIVES_EXCEEDED, so its receipt does not stay ``stored``. A redrive of a dead-lettered job claims its inbox
-row again. The receipt's status goes through its owner
-(``intake.receipts``) and never claims more than the resolver knows: accepted never means applied.
+MAX_RECEIVES_EXCEEDED, so its receipt does not stay ``stored``. A redrive of a dead-lettered job (from its stage's
+DLQ) claims its inbox row again. The receipt's status goes through its owner (``intake.receipts``) and never claims
+more than the resolver knows: accepted never means applied.
 
 Every error is classified by its ``code`` and ``retryable`` (``outcomes.outcome_for_error``).
 """
@@ -28,13 +53,15 @@ Every error is classified by its ``code`` and ``retryable`` (``outcomes.outcome_
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
+from datetime import datetime
 
 from pydantic import ValidationError
 
 from prw_platform.contracts import ResolutionJob, SchemaViolation
 from prw_platform.db.database import Connection
+from prw_platform.plugins import CaptureView
 from prw_platform.queues import MAX_RECEIVES_EXCEEDED
 from prw_platform.resolver.decisions import DecisionResult, apply_decision, find_decision_by_key
 from prw_platform.resolver.decisions.stream import lock_cursor
@@ -47,25 +74,34 @@ from prw_platform.resolver.resolution.outcomes import (
     DEAD_LETTERED,
     IGNORED_DUPLICATE,
     INTERNAL_ERROR,
+    PREVIOUS_STAGE_MISSING,
     REVIEW_CASE_OPENED,
     SCHEMA_INVALID,
     STAGE_COMPLETED,
     TENANT_MISMATCH,
+    JobRejected,
     Outcome,
     outcome_for_error,
 )
-from prw_platform.resolver.resolution.profiles import normalize
+from prw_platform.resolver.resolution.profiles import normalize, stage_outcome
 from prw_platform.resolver.resolution.results import (
-    JobResults,
     claim_inbox,
     committed_outcome,
-    insert_results,
+    has_results,
+    insert_extraction,
+    insert_identity,
+    insert_normalization,
+    load_extraction,
+    load_normalization,
     record_dead_letter,
     settle_inbox,
 )
 from prw_platform.resolver.resolution.services import ResolutionServices
 
 log = logging.getLogger(__name__)
+
+#: if_resolution_job's stages, in order (``resolution.job.v1``'s ``stage`` enum).
+EXTRACT, NORMALIZE, IDENTITY = "extract", "normalize", "identity"
 #: Security alerts (if_resolution_job: "A mismatch goes to the DLQ and raises a security alert").
 security_log = logging.getLogger("prw.security")
 
@@ -93,13 +129,15 @@ def handle_resolution_job(
             lambda conn: _committed_capture(conn, services, job), tenant_id=job.tenant_id, read_only=True
         )
     except Exception as error:
-        return _failed(services, job, error, capture_in_tenant=False, final_attempt=final_attempt)
+        failed = _failed(services, job, error, capture_in_tenant=False, final_attempt=final_attempt)
+        return replace(failed, stage=job.stage)
     if isinstance(found, Outcome):
-        return found
+        return replace(found, stage=job.stage)
     try:
-        return _resolve(services, job, found)
+        outcome = _STAGES[job.stage](services, job, found)
     except Exception as error:
-        return _failed(services, job, error, capture_in_tenant=True, final_attempt=final_attempt)
+        outcome = _failed(services, job, error, capture_in_tenant=True, final_attempt=final_attempt)
+    return replace(outcome, stage=job.stage)
 
 
 def _committed_capture(
@@ -129,16 +167,102 @@ def _committed_capture(
     return capture
 
 
-def _resolve(services: ResolutionServices, job: ResolutionJob, capture: CaptureRecord) -> Outcome:
+def _extract(services: ResolutionServices, job: ResolutionJob, capture: CaptureRecord) -> Outcome:
     pins = job.pins
+    if pins is not None and pins.profile is not None:
+        # The pins hold for every stage: a pinned profile that is not installed stops the job here, before any
+        # result is written (UNKNOWN_PROFILE_VERSION), rather than at normalize with the claims already stored.
+        services.registry.profile(pins.profile)
     artifacts = read_evidence(services.store, capture)
     extraction = extract(services.registry, capture, artifacts, pins.adapter if pins else None)
+
+    def write(conn: Connection, now: datetime) -> None:
+        insert_extraction(conn, job, capture.catalog_id, extraction, now)
+
+    return _complete_stage(services, job, NORMALIZE, write, extraction.stage_outcome)
+
+
+def _normalize(services: ResolutionServices, job: ResolutionJob, capture: CaptureRecord) -> Outcome:
+    pins = job.pins
+    extract_id = ResolutionJob.make_job_id(job.capture_id, EXTRACT, job.attempt_group)
+    extraction = services.resolver_db.run(
+        lambda conn: load_extraction(conn, job.tenant_id, extract_id, _view(capture)),
+        tenant_id=job.tenant_id,
+        read_only=True,
+    )
+    if extraction is None:
+        raise JobRejected(
+            PREVIOUS_STAGE_MISSING, f"job {job.job_id}: extract job {extract_id} has no results"
+        )
     normalization = (
         normalize(services.registry, services.profiles, extraction.claims, pins.profile if pins else None)
         if extraction.stage_outcome == "extracted"
         else None
     )
+
+    def write(conn: Connection, now: datetime) -> None:
+        insert_normalization(conn, job, capture.catalog_id, extraction, normalization, now)
+
+    return _complete_stage(services, job, IDENTITY, write, stage_outcome(extraction, normalization))
+
+
+def _complete_stage(
+    services: ResolutionServices,
+    job: ResolutionJob,
+    next_stage: str,
+    write: Callable[[Connection, datetime], None],
+    outcome_of_stage: str,
+) -> Outcome:
+    """One transaction: the inbox row, the job row, the stage's results (``write``) and the next stage's job (sent
+    in it when the queue joins it); after the commit, the send of a job that could not be (module docstring)."""
+    next_job = job.model_copy(
+        update={
+            "stage": next_stage,
+            "job_id": ResolutionJob.make_job_id(job.capture_id, next_stage, job.attempt_group),
+            "enqueued_at": services.clock(),
+        }
+    )
+    unsent: list[datetime] = []
+
+    def work(conn: Connection) -> Outcome:
+        now = services.clock()
+        if not claim_inbox(conn, job.tenant_id, services.consumer, job.job_id, now):
+            prior = committed_outcome(conn, job.tenant_id, services.consumer, job.job_id)
+            return replace(prior or Outcome(IGNORED_DUPLICATE, job_id=job.job_id), status=IGNORED_DUPLICATE)
+        jobs.record_completed(conn, job, now)
+        if has_results(conn, job.tenant_id, job.job_id):
+            # Written by an earlier handling whose inbox row retention has since pruned: results are insert-only
+            # (INV-05), so this delivery is a duplicate; the next job was written with them.
+            settle_inbox(conn, job.tenant_id, services.consumer, job.job_id, STAGE_COMPLETED)
+            return Outcome(IGNORED_DUPLICATE, job_id=job.job_id)
+        write(conn, now)
+        if not jobs.hand_on(conn, services.enqueuer, next_job, now):
+            unsent.append(now)
+        settle_inbox(conn, job.tenant_id, services.consumer, job.job_id, STAGE_COMPLETED)
+        return Outcome(STAGE_COMPLETED, job_id=job.job_id, stage_outcome=outcome_of_stage)
+
+    outcome = services.resolver_db.run(
+        work,
+        tenant_id=job.tenant_id,
+        verify_commit=lambda conn: committed_outcome(conn, job.tenant_id, services.consumer, job.job_id),
+    )
+    if unsent and services.enqueuer is not None and outcome.status == STAGE_COMPLETED:
+        # Committed pending: send it now; if this fails (or the process dies first) the sweeper sends it.
+        jobs.enqueue_after_commit(services.resolver_db, services.enqueuer, next_job, unsent[-1])
+    log.info(
+        "resolution job %s: %s (%s), next %s",
+        job.job_id,
+        outcome.status,
+        outcome.stage_outcome,
+        next_job.job_id,
+    )
+    return replace(outcome, next_job_id=next_job.job_id)
+
+
+def _identity(services: ResolutionServices, job: ResolutionJob, capture: CaptureRecord) -> Outcome:
     stream = services.streams(capture.tenant_id, capture.catalog_id)
+    extract_id = ResolutionJob.make_job_id(job.capture_id, EXTRACT, job.attempt_group)
+    normalize_id = ResolutionJob.make_job_id(job.capture_id, NORMALIZE, job.attempt_group)
 
     def work(conn: Connection) -> Outcome:
         now = services.clock()
@@ -154,6 +278,11 @@ def _resolve(services: ResolutionServices, job: ResolutionJob, capture: CaptureR
             jobs.record_completed(conn, job, now)
             settle_inbox(conn, job.tenant_id, services.consumer, job.job_id, _status(decided.action))
             return _outcome(IGNORED_DUPLICATE, job.job_id, decided.result(replayed=True), None)
+        extraction = load_extraction(conn, job.tenant_id, extract_id, _view(capture))
+        found, normalization = load_normalization(conn, services.registry, job.tenant_id, normalize_id)
+        if extraction is None or not found:
+            missing = normalize_id if extraction is not None else extract_id
+            raise JobRejected(PREVIOUS_STAGE_MISSING, f"job {job.job_id}: job {missing} has no results")
         identity = resolve_identity(
             conn, stream, job.job_id, capture, extraction, normalization, services.registry.identity_rules
         )
@@ -164,16 +293,16 @@ def _resolve(services: ResolutionServices, job: ResolutionJob, capture: CaptureR
             clock=services.clock,
             definitions=normalization.profile.definitions if normalization else None,
         )
-        results = JobResults(job, capture.catalog_id, extraction, normalization, identity.summary)
         status = _status(decision.action)
+        outcome_of_stage = stage_outcome(extraction, normalization)
         jobs.record_completed(conn, job, now)
-        insert_results(conn, results, decision, now)
+        insert_identity(conn, job, capture.catalog_id, outcome_of_stage, identity.summary, decision, now)
         # if_receipt_get: the receipt follows its capture; "accepted" is a committed decision, never "applied".
         receipts.record_decision(
             conn, job.tenant_id, job.capture_id, review=status == REVIEW_CASE_OPENED, now=now
         )
         settle_inbox(conn, job.tenant_id, services.consumer, job.job_id, status)
-        return _outcome(status, job.job_id, decision, results.stage_outcome)
+        return _outcome(status, job.job_id, decision, outcome_of_stage)
 
     outcome = services.resolver_db.run(
         work,
@@ -190,6 +319,25 @@ def _resolve(services: ResolutionServices, job: ResolutionJob, capture: CaptureR
         outcome.decision_id,
     )
     return outcome
+
+
+_STAGES: dict[str, Callable[[ResolutionServices, ResolutionJob, CaptureRecord], Outcome]] = {
+    EXTRACT: _extract,
+    NORMALIZE: _normalize,
+    IDENTITY: _identity,
+}
+
+
+def _view(capture: CaptureRecord) -> CaptureView:
+    """The capture as adapters see it (for a stored extraction: only its media type is read again)."""
+    return CaptureView(
+        capture_id=capture.capture_id,
+        source_id=capture.source_id,
+        media_type=capture.media_type,
+        url=capture.url,
+        observed_at=capture.observed_at,
+        adapter_hint=capture.adapter_hint,
+    )
 
 
 def _outcome(status: str, job_id: str, decision: DecisionResult, stage_outcome: str | None) -> Outcome:

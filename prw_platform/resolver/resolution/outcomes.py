@@ -28,6 +28,9 @@ DIGEST_MISMATCH: Final = "DIGEST_MISMATCH"
 UNKNOWN_ADAPTER_VERSION: Final = "UNKNOWN_ADAPTER_VERSION"
 UNKNOWN_PROFILE_VERSION: Final = "UNKNOWN_PROFILE_VERSION"
 CAPTURE_WITHOUT_ARTIFACTS: Final = "CAPTURE_WITHOUT_ARTIFACTS"
+#: A normalize or identity job whose earlier stage has no committed results: the next job is only ever written in
+#: the transaction that writes them, so the message was forged or misrouted (docs/operators/resolution.md).
+PREVIOUS_STAGE_MISSING: Final = "PREVIOUS_STAGE_MISSING"
 #: A retryable failure whose cause carries no code (a bug, an unexpected library error): retried with backoff,
 #: so the queue's receive limit (MAX_RECEIVES_EXCEEDED) ends it if it does not go away.
 INTERNAL_ERROR: Final = "INTERNAL_ERROR"
@@ -60,6 +63,10 @@ class JobRejected(Exception):
 class Outcome:
     status: str
     job_id: str | None = None
+    #: The stage that handled the message (extract, normalize, identity); None for a schema-invalid one.
+    stage: str | None = None
+    #: The next stage's job this stage handed on (extract and normalize, when they completed).
+    next_job_id: str | None = None
     #: The DLQ reason or the code of a retryable failure.
     reason: str | None = None
     detail: str | None = None

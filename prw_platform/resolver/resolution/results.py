@@ -1,8 +1,11 @@
-"""The consumer's own rows: its inbox entries and the results of migration 0006 (the job's status belongs to
-intake's ``jobs`` module, the owner of ``resolver.resolution_job``).
+"""The consumer's own rows: its inbox entries and the results of migrations 0006 and 0016 (the job's status
+belongs to intake's ``jobs`` module, the owner of ``resolver.resolution_job``).
 
-Everything here runs inside the consumer's one write transaction (if_resolution_job: "The consumer writes job_id
-to its inbox table in the same transaction as its results").
+Every write here runs inside one stage's one write transaction (if_resolution_job: "The consumer writes job_id
+to its inbox table in the same transaction as its results"). Each stage job writes one ``resolution_result`` row
+of its own (0016's ``stage``) and, for extract and normalize, its claims or normalized attributes under its own job
+id; the next stage reads them back (``load_extraction``, ``load_normalization``) instead of receiving a copy, so
+the stored rows are the one source of truth for the later stages and for replays (issue 12).
 """
 
 from __future__ import annotations
@@ -10,35 +13,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from decimal import Decimal
+from typing import Any, cast
 
-from psycopg.rows import class_row
+from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from prw_platform.contracts import ResolutionJob
 from prw_platform.db.database import Connection
-from prw_platform.plugins import ListingFields
+from prw_platform.plugins import (
+    CaptureView,
+    Claim,
+    Extraction,
+    ListingFields,
+    Normalization,
+    NormalizationProblem,
+    NormalizationProfile,
+    NormalizedAttribute,
+    PluginRegistry,
+)
 from prw_platform.resolver.decisions import DecisionResult, get_decision
 from prw_platform.resolver.resolution.documents import json_value, problem_documents
-from prw_platform.resolver.resolution.extraction import ExtractionRun, StageError
+from prw_platform.resolver.resolution.extraction import AdapterRule, ExtractionRun, StageError, StageOutcome
 from prw_platform.resolver.resolution.outcomes import DEAD_LETTERED, Outcome
-from prw_platform.resolver.resolution.profiles import NormalizationRun, stage_outcome
+from prw_platform.resolver.resolution.profiles import NormalizationRun, ProfileRule, stage_outcome
 
 #: The inbox outcome while the transaction that claimed the job is still open (never visible to others).
 _CLAIMED = "claimed"
-
-
-@dataclass(frozen=True, slots=True)
-class JobResults:
-    job: ResolutionJob
-    catalog_id: str
-    extraction: ExtractionRun
-    normalization: NormalizationRun | None
-    identity: dict[str, Any]
-
-    @property
-    def stage_outcome(self) -> str:
-        return stage_outcome(self.extraction, self.normalization)
 
 
 def claim_inbox(conn: Connection, tenant_id: str, consumer: str, job_id: str, now: datetime) -> bool:
@@ -79,32 +80,26 @@ def settle_inbox(conn: Connection, tenant_id: str, consumer: str, job_id: str, o
     )
 
 
-def insert_results(conn: Connection, results: JobResults, decision: DecisionResult, now: datetime) -> None:
-    job, extraction, normalization = results.job, results.extraction, results.normalization
-    result = normalization.normalization if normalization else None
+def insert_extraction(
+    conn: Connection, job: ResolutionJob, catalog_id: str, extraction: ExtractionRun, now: datetime
+) -> None:
+    """The extract stage's results: its row (adapter, listing, diagnostics, error) and the adapter's claims."""
     listing = extraction.extraction.listing if extraction.extraction else None
-    error = extraction.error or (normalization.error if normalization else None)
     conn.execute(
-        """INSERT INTO resolver.resolution_result (tenant_id, job_id, capture_id, catalog_id, stage_outcome,
-               adapter, adapter_rule, profile, profile_rule, listing, problems, diagnostics, error, identity,
-               decision_id, created_at)
-           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+        """INSERT INTO resolver.resolution_result (tenant_id, job_id, stage, capture_id, catalog_id, stage_outcome,
+               adapter, adapter_rule, listing, diagnostics, error, created_at)
+           VALUES (%s, %s, 'extract', %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
         (
             job.tenant_id,
             job.job_id,
             job.capture_id,
-            results.catalog_id,
-            results.stage_outcome,
+            catalog_id,
+            extraction.stage_outcome,
             extraction.adapter,
             extraction.adapter_rule,
-            normalization.pin if normalization else None,
-            normalization.rule if normalization else None,
             Jsonb(json_value(_listing_document(listing))),
-            Jsonb(problem_documents(result.problems) if result else []),
             Jsonb(json_value(list(extraction.diagnostics))),
-            Jsonb(_error(error)) if error else None,
-            Jsonb(json_value(results.identity)),
-            decision.decision_id,
+            Jsonb(_error(extraction.error)) if extraction.error else None,
             now,
         ),
     )
@@ -124,6 +119,38 @@ def insert_results(conn: Connection, results: JobResults, decision: DecisionResu
                 for ordinal, c in enumerate(extraction.claims)
             ],
         )
+
+
+def insert_normalization(
+    conn: Connection,
+    job: ResolutionJob,
+    catalog_id: str,
+    extraction: ExtractionRun,
+    normalization: NormalizationRun | None,
+    now: datetime,
+) -> None:
+    """The normalize stage's results: its row (profile, problems, error) and the profile's values. Without a
+    normalization (extraction did not extract) the row carries the extraction's outcome and no profile."""
+    result = normalization.normalization if normalization else None
+    error = normalization.error if normalization else None
+    conn.execute(
+        """INSERT INTO resolver.resolution_result (tenant_id, job_id, stage, capture_id, catalog_id, stage_outcome,
+               profile, profile_rule, problems, error, created_at)
+           VALUES (%s, %s, 'normalize', %s, %s, %s, %s, %s, %s, %s, %s)""",
+        (
+            job.tenant_id,
+            job.job_id,
+            job.capture_id,
+            catalog_id,
+            stage_outcome(extraction, normalization),
+            normalization.pin if normalization else None,
+            normalization.rule if normalization else None,
+            Jsonb(problem_documents(result.problems) if result else []),
+            Jsonb(_error(error)) if error else None,
+            now,
+        ),
+    )
+    with conn.cursor() as cursor:
         cursor.executemany(
             """INSERT INTO resolver.normalized_attribute
                    (tenant_id, job_id, key, value, unit, definition_version, evidence_locators)
@@ -141,6 +168,162 @@ def insert_results(conn: Connection, results: JobResults, decision: DecisionResu
                 for a in (result.attributes if result else ())
             ],
         )
+
+
+def insert_identity(
+    conn: Connection,
+    job: ResolutionJob,
+    catalog_id: str,
+    outcome: str,
+    identity: dict[str, Any],
+    decision: DecisionResult,
+    now: datetime,
+) -> None:
+    """The identity stage's results: how identity was resolved and the decision it led to."""
+    conn.execute(
+        """INSERT INTO resolver.resolution_result (tenant_id, job_id, stage, capture_id, catalog_id, stage_outcome,
+               identity, decision_id, created_at)
+           VALUES (%s, %s, 'identity', %s, %s, %s, %s, %s, %s)""",
+        (
+            job.tenant_id,
+            job.job_id,
+            job.capture_id,
+            catalog_id,
+            outcome,
+            Jsonb(json_value(identity)),
+            decision.decision_id,
+            now,
+        ),
+    )
+
+
+def has_results(conn: Connection, tenant_id: str, job_id: str) -> bool:
+    """Job ``job_id`` wrote its results already (a delivery after its inbox row was pruned)."""
+    with conn.cursor(row_factory=scalar_row) as cur:
+        found = cur.execute(
+            "SELECT EXISTS (SELECT 1 FROM resolver.resolution_result WHERE tenant_id = %s AND job_id = %s)",
+            (tenant_id, job_id),
+        ).fetchone()
+    return bool(found)
+
+
+@dataclass(frozen=True, slots=True)
+class _StageRow:
+    stage_outcome: str
+    adapter: str | None
+    adapter_rule: str | None
+    profile: str | None
+    profile_rule: str | None
+    listing: dict[str, Any]
+    problems: list[dict[str, Any]]
+    diagnostics: list[str]
+    error: dict[str, str] | None
+
+
+def _stage_row(conn: Connection, tenant_id: str, job_id: str, stage: str) -> _StageRow | None:
+    with conn.cursor(row_factory=class_row(_StageRow)) as cur:
+        return cur.execute(
+            """SELECT stage_outcome, adapter, adapter_rule, profile, profile_rule, listing, problems, diagnostics,
+                      error
+               FROM resolver.resolution_result WHERE tenant_id = %s AND job_id = %s AND stage = %s""",
+            (tenant_id, job_id, stage),
+        ).fetchone()
+
+
+def load_extraction(conn: Connection, tenant_id: str, job_id: str, view: CaptureView) -> ExtractionRun | None:
+    """The committed results of extract job ``job_id`` as the run that wrote them; None when there are none."""
+    row = _stage_row(conn, tenant_id, job_id, "extract")
+    if row is None:
+        return None
+    with conn.cursor(row_factory=class_row(Claim)) as cur:
+        claims = tuple(
+            cur.execute(
+                """SELECT attribute, value, evidence_locator FROM resolver.extracted_claim
+                   WHERE tenant_id = %s AND job_id = %s ORDER BY ordinal""",
+                (tenant_id, job_id),
+            ).fetchall()
+        )
+    outcome = cast(StageOutcome, row.stage_outcome)
+    extraction = (
+        Extraction(row.adapter or "", claims, _listing(row.listing), tuple(row.diagnostics))
+        if outcome == "extracted"
+        else None
+    )
+    return ExtractionRun(
+        outcome,
+        view,
+        row.adapter,
+        cast(AdapterRule | None, row.adapter_rule),
+        extraction,
+        () if extraction else tuple(row.diagnostics),
+        StageError(row.error["code"], row.error["message"]) if row.error else None,
+    )
+
+
+def load_normalization(
+    conn: Connection, registry: PluginRegistry, tenant_id: str, job_id: str
+) -> tuple[bool, NormalizationRun | None]:
+    """The committed results of normalize job ``job_id``: (found, the run that wrote them, None when the
+    extraction gave nothing to normalize). The profile must still be installed (UNKNOWN_PROFILE_VERSION)."""
+    row = _stage_row(conn, tenant_id, job_id, "normalize")
+    if row is None:
+        return False, None
+    if row.profile is None:
+        return True, None
+    profile = registry.profile(row.profile)
+    error = StageError(row.error["code"], row.error["message"]) if row.error else None
+    if error is not None:
+        return True, NormalizationRun(profile, row.profile, cast(ProfileRule, row.profile_rule), None, error)
+    with conn.cursor(row_factory=class_row(_AttributeRow)) as cur:
+        rows = cur.execute(
+            """SELECT key, value, unit, definition_version, evidence_locators FROM resolver.normalized_attribute
+               WHERE tenant_id = %s AND job_id = %s ORDER BY key""",
+            (tenant_id, job_id),
+        ).fetchall()
+    attributes = tuple(
+        NormalizedAttribute(
+            r.key, _typed(profile, r.key, r.value), r.definition_version, r.unit, tuple(r.evidence_locators)
+        )
+        for r in rows
+    )
+    problems = tuple(
+        NormalizationProblem(p["attribute"], p["code"], p["message"], p.get("raw_value"))
+        for p in row.problems
+    )
+    return True, NormalizationRun(
+        profile,
+        row.profile,
+        cast(ProfileRule, row.profile_rule),
+        Normalization(row.profile, attributes, problems),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _AttributeRow:
+    key: str
+    value: Any
+    unit: str | None
+    definition_version: int
+    evidence_locators: list[str]
+
+
+def _typed(profile: NormalizationProfile, key: str, value: Any) -> Any:
+    """A stored value back in its canonical type: decimals and quantities are stored as their exact text."""
+    definition = profile.definitions.get(key)
+    if definition is not None and definition.value_type in ("decimal", "quantity") and isinstance(value, str):
+        return Decimal(value)
+    return value
+
+
+def _listing(document: dict[str, Any]) -> ListingFields:
+    price = document.get("price")
+    return ListingFields(
+        title=document.get("title"),
+        url=document.get("url"),
+        price=Decimal(price) if isinstance(price, str) else None,
+        currency=document.get("currency"),
+        availability=document.get("availability"),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,32 +402,44 @@ class CaptureResults:
 
 
 def latest_results(conn: Connection, tenant_id: str, capture_id: str) -> CaptureResults | None:
-    """The newest result of the capture (its claims in order, its normalized attributes by key), or None."""
-    head = conn.execute(
-        """SELECT job_id, stage_outcome, adapter, profile, identity FROM resolver.resolution_result
-           WHERE tenant_id = %s AND capture_id = %s ORDER BY created_at DESC, job_id DESC LIMIT 1""",
+    """What the stages last recorded for the capture: the extract row's adapter and claims (in order), the
+    normalize row's profile and attributes (by key), the identity row's outcome; a row written before the stages
+    were split (``stage = 'all'``) stands for all three. None when the capture was never extracted."""
+    rows = conn.execute(
+        """SELECT job_id, stage, stage_outcome, adapter, profile, identity, created_at
+           FROM resolver.resolution_result WHERE tenant_id = %s AND capture_id = %s
+           ORDER BY created_at DESC, job_id DESC""",
         (tenant_id, capture_id),
-    ).fetchone()
-    if head is None:
+    ).fetchall()
+
+    def newest(stage: str) -> dict[str, Any] | None:
+        return next((dict(r) for r in rows if r["stage"] in (stage, "all")), None)
+
+    extract, normalize, identity = newest("extract"), newest("normalize"), newest("identity")
+    if extract is None:
         return None
-    job_id = str(head["job_id"])
     claims = conn.execute(
         """SELECT attribute, value, evidence_locator FROM resolver.extracted_claim
            WHERE tenant_id = %s AND job_id = %s ORDER BY ordinal""",
-        (tenant_id, job_id),
+        (tenant_id, extract["job_id"]),
     ).fetchall()
-    attributes = conn.execute(
-        """SELECT key, value, unit FROM resolver.normalized_attribute
-           WHERE tenant_id = %s AND job_id = %s ORDER BY key""",
-        (tenant_id, job_id),
-    ).fetchall()
-    identity = head["identity"]
+    attributes = (
+        conn.execute(
+            """SELECT key, value, unit FROM resolver.normalized_attribute
+               WHERE tenant_id = %s AND job_id = %s ORDER BY key""",
+            (tenant_id, normalize["job_id"]),
+        ).fetchall()
+        if normalize is not None
+        else []
+    )
+    last = identity or normalize or extract
+    document = identity["identity"] if identity is not None else None
     return CaptureResults(
-        job_id=job_id,
-        stage_outcome=str(head["stage_outcome"]),
-        adapter=None if head["adapter"] is None else str(head["adapter"]),
-        profile=None if head["profile"] is None else str(head["profile"]),
+        job_id=str(last["job_id"]),
+        stage_outcome=str(last["stage_outcome"]),
+        adapter=None if extract["adapter"] is None else str(extract["adapter"]),
+        profile=None if normalize is None or normalize["profile"] is None else str(normalize["profile"]),
         claims=[dict(row) for row in claims],
         attributes=[dict(row) for row in attributes],
-        identity=dict(identity) if isinstance(identity, dict) else {},
+        identity=dict(document) if isinstance(document, dict) else {},
     )

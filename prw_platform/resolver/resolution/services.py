@@ -9,6 +9,7 @@ from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Database
 from prw_platform.plugins import PluginRegistry
 from prw_platform.resolver.decisions import StreamLocator
+from prw_platform.resolver.intake.jobs import JobEnqueuer
 from prw_platform.resolver.resolution.profiles import ProfilePolicy
 from prw_platform.retry import RetryPolicy
 from prw_platform.storage import ObjectStore
@@ -28,3 +29,6 @@ class ResolutionServices:
     profiles: ProfilePolicy = field(default_factory=ProfilePolicy)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     consumer: str = CONSUMER
+    #: Sends a finished stage's next job to that stage's queue (``QueueJobEnqueuer`` with the stage queues).
+    #: None: the next job's row is committed ``pending`` and the pending-job sweeper sends it (AW-02).
+    enqueuer: JobEnqueuer | None = None

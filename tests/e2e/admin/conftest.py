@@ -26,6 +26,7 @@ from tests.integration.resolution.conftest import (  # noqa: F401  (fixtures)
     registry,
     resolution,
     services,
+    stage_queues,
     store,
 )
 from tests.integration.resolution.pipeline import ANVIL_MICRODATA, RACING_BIKE, Collector, Resolution, page

@@ -60,6 +60,15 @@ def test_bench_spine_smoke_runs_throughput_and_latency_on_the_test_server(pg_adm
     )
 
 
+def test_bench_resolution_smoke_runs_the_three_stages_beside_the_raw_parse(pg_admin_url: str) -> None:
+    output = run_bench("bench_resolution.py", "--database-url", pg_admin_url)
+    assert_lines(
+        output,
+        r"^  stage identity\s+[\d,.]+\s+[\d,.]+\s+\d+%$",
+        rf"^staged / raw parse: {RATIO} ",
+    )
+
+
 def test_bench_intake_smoke_serves_prw_and_the_bare_baseline_on_the_test_server(pg_admin_url: str) -> None:
     output = run_bench("bench_intake.py", "--database-url", pg_admin_url)
     assert_lines(

@@ -1,6 +1,6 @@
 """``prw collect`` polls its receipts (if_receipt_get: "Poll interval ≥ 30 s; prefer heartbeat-time batch
 checks") until they leave ``stored``, against the served intake API of a real platform while a real resolution
-stage runs (``WorkerLoop`` over ``Platform.resolution``).
+stage runs (``WorkerLoop`` over the three resolution stages: extract, normalize, identity).
 
 The resolution stage starts only once every page's first receipt read has been answered (an ASGI wrapper counts
 them), so every first read says ``stored`` and only the poll rounds after the last page can see the receipts move:
@@ -24,7 +24,7 @@ from prw_cli.commands.demo import provision_demo
 from prw_cli.demo_pages import DemoPage, demo_pages
 from prw_cli.main import app
 from prw_platform.bootstrap import Platform
-from prw_platform.pipeline import RESOLUTION
+from prw_platform.pipeline import IDENTITY, NORMALIZE, RESOLUTION
 from prw_platform.runtime import WorkerLoop
 
 SOURCE = "src_schemaorg_docs"
@@ -77,8 +77,9 @@ def intake_url(gate: FirstReadsGate) -> Iterator[str]:
 
 @pytest.fixture
 def resolution_after_first_reads(platform: Platform, gate: FirstReadsGate) -> Iterator[WorkerLoop]:
-    """The resolution stage, started when every page's first receipt read was answered."""
-    loop = WorkerLoop.for_platform(platform, (RESOLUTION,), idle_sleep=0.05)
+    """The resolution stages (if_resolution_job: extract -> normalize -> identity; identity moves the receipt),
+    started when every page's first receipt read was answered."""
+    loop = WorkerLoop.for_platform(platform, (RESOLUTION, NORMALIZE, IDENTITY), idle_sleep=0.05)
 
     def run() -> None:
         while not gate.opened.wait(0.05):

@@ -146,7 +146,8 @@ def test_relay_crash_between_publish_and_mark_changes_nothing_in_the_projection(
     from prw_platform.runtime import Budget, run_stage
 
     run_demo(platform, drive=False)
-    assert run_stage(platform, "resolution", Budget()).drained
+    for stage in ("resolution", "normalize", "identity"):  # if_resolution_job's three stages
+        assert run_stage(platform, stage, Budget()).drained
 
     publish = publish_to_queue(platform.accepted_changes_out)
 

@@ -18,7 +18,7 @@ from prw_api.server import BackgroundServer
 from prw_cli.commands.demo import CATALOG, TENANT, run_demo
 from prw_cli.demo_pages import demo_pages
 from prw_platform.bootstrap import Platform
-from prw_platform.pipeline import APPLY, RELAY, RESOLUTION
+from prw_platform.pipeline import APPLY, IDENTITY, NORMALIZE, RELAY, RESOLUTION
 from prw_platform.product import reports as product_reports
 from prw_platform.resolver import reports
 from prw_platform.runtime import StageReport, WorkerLoop, WorkerReport, stage_rounds
@@ -32,7 +32,7 @@ PUBLIC_TITLES = {
     "Large light blue coat",
 }
 DEADLINE_S = 20.0
-PIPELINE_STAGES = (RESOLUTION, RELAY, APPLY)
+PIPELINE_STAGES = (RESOLUTION, NORMALIZE, IDENTITY, RELAY, APPLY)
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def test_worker_all_takes_queued_captures_through_to_public_items(
     report = _run_with_deadline(loop)
 
     assert report.drained
-    assert report.errors == {"resolution": 0, "relay": 0, "apply": 0}
+    assert report.errors == {"resolution": 0, "normalize": 0, "identity": 0, "relay": 0, "apply": 0}
     assert {b.stage for b in batches} == set(PIPELINE_STAGES)
     assert all(b.taken > 0 for b in batches)  # one printed line per batch that took something
     assert _public_titles(product_api) == PUBLIC_TITLES
@@ -81,9 +81,13 @@ def test_worker_all_takes_queued_captures_through_to_public_items(
     assert progress.lag(stream.committed_position) == 0
     assert platform.resolution_queue.depth().visible == 0
     resolved = sum(
-        b.counts.get("stage_completed", 0) + b.counts.get("review_case_opened", 0) for b in batches
+        b.counts.get("stage_completed", 0) + b.counts.get("review_case_opened", 0)
+        for b in batches
+        if b.stage == IDENTITY
     )
-    assert resolved == report.taken["resolution"] == len(demo_pages())
+    # Every page through each of if_resolution_job's three stages, once.
+    assert resolved == report.taken["identity"] == report.taken["normalize"] == report.taken["resolution"]
+    assert resolved == len(demo_pages())
 
 
 def test_worker_stages_run_as_separate_loops_reach_the_same_public_items(

@@ -21,7 +21,9 @@ from prw_platform.config import Settings
 from prw_platform.queues import (
     ACCEPTED_CHANGES,
     CATALOG_FILE_CLEANUP,
+    RESOLUTION_IDENTITY,
     RESOLUTION_JOBS,
+    RESOLUTION_NORMALIZE,
     RESOLUTION_REPLAYS,
     Queue,
 )
@@ -70,8 +72,11 @@ def test_summaries_count_each_queues_entries_by_reason_and_entries_show_them(pla
 
     summaries = {s.queue: s for s in operations.summaries()}
 
+    # Each resolution stage's DLQ is listed (if_resolution_job: extract, normalize, identity).
     assert set(summaries) == {
         RESOLUTION_JOBS.name,
+        RESOLUTION_NORMALIZE.name,
+        RESOLUTION_IDENTITY.name,
         RESOLUTION_REPLAYS.name,
         ACCEPTED_CHANGES.name,
         CATALOG_FILE_CLEANUP.name,
@@ -123,6 +128,8 @@ def test_prw_dlq_lists_shows_and_redrives(platform: Platform) -> None:
     assert summary.exit_code == 0, summary.output
     assert {(s["queue"], s["dead"]) for s in json.loads(summary.output)} == {
         (RESOLUTION_JOBS.name, 0),
+        (RESOLUTION_NORMALIZE.name, 0),
+        (RESOLUTION_IDENTITY.name, 0),
         (RESOLUTION_REPLAYS.name, 0),
         (ACCEPTED_CHANGES.name, 1),
         (CATALOG_FILE_CLEANUP.name, 0),
@@ -199,3 +206,19 @@ def _materialize_and_check(resource: PlatformResource) -> tuple[dict[str, Any], 
     assert isinstance(materialized, dg.MaterializeResult)
     assert isinstance(checked, dg.AssetCheckResult)
     return dict(materialized.metadata or {}), checked
+
+
+@pytest.mark.parametrize("stage", ["normalize", "identity"])
+def test_prw_dlq_redrives_each_resolution_stage_on_its_own_queue(stage: str, platform: Platform) -> None:
+    """if_resolution_job's later stages have DLQs of their own: a redrive puts the entry back on that stage's
+    queue, not on the extract stage's."""
+    stage_queue = platform.resolution_stage_queues[stage]
+    name = {"normalize": RESOLUTION_NORMALIZE.name, "identity": RESOLUTION_IDENTITY.name}[stage]
+    dead_letter(stage_queue, {"n": 8}, "MAX_RECEIVES_EXCEEDED")
+
+    moved = CliRunner().invoke(prw, ["dlq", "redrive", name, "--all"])
+
+    assert moved.exit_code == 0, moved.output
+    assert platform.dead_letters.summary(name).dead == 0
+    assert [m.body for m in stage_queue.receive(10)] == [{"n": 8}]
+    assert platform.resolution_queue.receive(10) == []

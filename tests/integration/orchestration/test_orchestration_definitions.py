@@ -26,6 +26,8 @@ def test_the_whole_definitions_load() -> None:
     repository = defs.get_repository_def()
     assert {job.name for job in repository.get_all_jobs()} >= {
         "resolution_job",
+        "normalize_job",
+        "identity_job",
         "relay_job",
         "apply_job",
         "gaps_job",
@@ -38,6 +40,8 @@ def test_the_whole_definitions_load() -> None:
     }
     assert {s.name for s in repository.sensor_defs} == {
         "resolution_jobs_sensor",
+        "normalize_sensor",
+        "identity_sensor",
         "outbox_relay_sensor",
         "accepted_changes_sensor",
         "gaps_sensor",

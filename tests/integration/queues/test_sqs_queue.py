@@ -72,7 +72,9 @@ def test_platform_queues_get_the_seed_dlq_names(sqs_server: SqsServer, sqs_clien
     assert sorted(created) == [
         "accepted-changes",
         "catalog-file-cleanup",
+        "resolution-identity",
         "resolution-jobs",
+        "resolution-normalize",
         "resolution-replays",
     ]
     # if_replay_job: "DLQ resolution-replay-dlq".

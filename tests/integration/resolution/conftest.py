@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from prw_platform.db.database import Database
 from prw_platform.plugins import PluginRegistry, get_plugin_manager
-from prw_platform.queues import RESOLUTION_JOBS, PostgresQueue
+from prw_platform.queues import RESOLUTION_STAGE_QUEUES, PostgresQueue
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec, current_stream, provision_catalog
 from prw_platform.resolver.intake import (
     IntakeContext,
@@ -78,9 +78,18 @@ def store(tmp_path: Path) -> FilesystemObjectStore:
 
 
 @pytest.fixture
-def queue(resolver_db: Database) -> PostgresQueue:
-    """resolution-jobs, produced and consumed by resolver_app (0002's grants)."""
-    return PostgresQueue(resolver_db, RESOLUTION_JOBS.name, max_receives=5, visibility_timeout=60)
+def stage_queues(resolver_db: Database) -> dict[str, PostgresQueue]:
+    """The queue of each resolution stage (extract: resolution-jobs), produced and consumed by resolver_app."""
+    return {
+        stage: PostgresQueue(resolver_db, spec.name, max_receives=5, visibility_timeout=60)
+        for stage, spec in RESOLUTION_STAGE_QUEUES.items()
+    }
+
+
+@pytest.fixture
+def queue(stage_queues: dict[str, PostgresQueue]) -> PostgresQueue:
+    """resolution-jobs (the extract stage's queue, intake's), produced and consumed by resolver_app (0002)."""
+    return stage_queues["extract"]
 
 
 @pytest.fixture
@@ -90,16 +99,24 @@ def collector(
     control_db: Database,
     store: FilesystemObjectStore,
     queue: PostgresQueue,
+    stage_queues: dict[str, PostgresQueue],
 ) -> Collector:
     context = IntakeContext(
-        db=resolver_db, store=store, epochs=control_plane_epochs(control_db), enqueuer=QueueJobEnqueuer(queue)
+        db=resolver_db,
+        store=store,
+        epochs=control_plane_epochs(control_db),
+        enqueuer=QueueJobEnqueuer(queue, stage_queues),
     )
     return Collector(IntakeService(context))
 
 
 @pytest.fixture
 def services(
-    resolver_db: Database, control_db: Database, store: FilesystemObjectStore, registry: PluginRegistry
+    resolver_db: Database,
+    control_db: Database,
+    store: FilesystemObjectStore,
+    registry: PluginRegistry,
+    stage_queues: dict[str, PostgresQueue],
 ) -> ResolutionServices:
     # No backoff delay, so a test can take a retried message again at once (the delay rule has a unit test).
     return ResolutionServices(
@@ -108,12 +125,15 @@ def services(
         registry=registry,
         streams=lambda tenant_id, catalog_id: current_stream(control_db, tenant_id, catalog_id),
         retry=RetryPolicy(base_seconds=0),
+        enqueuer=QueueJobEnqueuer(stage_queues["extract"], stage_queues),
     )
 
 
 @pytest.fixture
-def resolution(queue: PostgresQueue, services: ResolutionServices, owner_db: Database) -> Resolution:
-    return Resolution(queue, services, owner_db)
+def resolution(
+    stage_queues: dict[str, PostgresQueue], services: ResolutionServices, owner_db: Database
+) -> Resolution:
+    return Resolution(stage_queues["extract"], services, owner_db, stage_queues)
 
 
 @pytest.fixture

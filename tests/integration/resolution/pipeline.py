@@ -22,7 +22,12 @@ from prw_platform.resolver.intake import (
     IntakeService,
     UploadDeclaration,
 )
-from prw_platform.resolver.resolution import BatchReport, ResolutionServices, process_resolution_jobs
+from prw_platform.resolver.resolution import (
+    STAGE_COMPLETED,
+    BatchReport,
+    ResolutionServices,
+    process_resolution_jobs,
+)
 
 #: Real pages shared with the adapter's own tests (licences and provenance in that folder's PROVENANCE.md).
 PAGES = Path(__file__).resolve().parents[3] / "plugins/adapters/prw-adapter-schemaorg/tests/fixtures"
@@ -41,6 +46,10 @@ T0 = datetime(2026, 10, 10, 3, 30, tzinfo=UTC)
 
 ACCEPTED_CHANGE = "product.accepted-change.v1.json"
 RESOLUTION_JOB = "resolution.job.v1.json"
+
+
+def _handed_on(outcome: Any) -> bool:
+    return outcome.status == STAGE_COMPLETED and outcome.next_job_id is not None
 
 
 def page(name: str) -> bytes:
@@ -108,16 +117,36 @@ class Collector:
         return submitted.receipt.capture_id
 
 
+STAGES = ("extract", "normalize", "identity")
+
+
 @dataclass
 class Resolution:
-    """The resolution queue, the consumer's services and readers of the rows it writes (as the owner)."""
+    """The resolution queues (``queue``: the extract stage's), the consumer's services and readers of the rows it
+    writes (as the owner)."""
 
     queue: PostgresQueue
     services: ResolutionServices
     owner_db: Database
+    stage_queues: dict[str, PostgresQueue]
 
     def run(self, services: ResolutionServices | None = None, **kwargs: Any) -> BatchReport:
-        return process_resolution_jobs(self.queue, services or self.services, **kwargs)
+        """One batch of each stage in order (extract, normalize, identity): what ended in this call. A stage that
+        completed and handed on is left out (its next stage's outcome is in the report instead)."""
+        reports = [self.run_stage(stage, services, **kwargs) for stage in STAGES]
+        ended = [o for r in reports for o in r.outcomes if not _handed_on(o)]
+        handed_on = sum(1 for r in reports for o in r.outcomes if _handed_on(o))
+        return BatchReport(
+            outcomes=tuple(ended),
+            acked=sum(r.acked for r in reports) - handed_on,
+            retried=sum(r.retried for r in reports),
+            dead_lettered=sum(r.dead_lettered for r in reports),
+            unsettled=sum(r.unsettled for r in reports),
+        )
+
+    def run_stage(self, stage: str, services: ResolutionServices | None = None, **kwargs: Any) -> BatchReport:
+        """One batch of one stage's queue."""
+        return process_resolution_jobs(self.stage_queues[stage], services or self.services, **kwargs)
 
     def replace_queued_jobs(self, *messages: dict[str, Any]) -> None:
         """Take what intake enqueued off the queue and send ``messages`` instead (forged or pinned jobs)."""
@@ -136,13 +165,37 @@ class Resolution:
         assert len(rows) == 1, rows
         return rows[0]
 
+    def result(self, capture_id: str, attempt_group: int = 1) -> dict[str, Any]:
+        """The results of the capture's three stage jobs (migration 0016) as one row: adapter, listing,
+        diagnostics from extract; profile and problems from normalize; the error of whichever failed; the
+        outcome, decision and identity from identity."""
+        rows = {
+            r["stage"]: r
+            for r in self.rows(
+                "SELECT * FROM resolver.resolution_result WHERE capture_id = %s AND job_id LIKE %s",
+                capture_id,
+                f"%:{attempt_group}",
+            )
+        }
+        extract, normalize, identity = rows["extract"], rows["normalize"], rows["identity"]
+        return {
+            **{k: extract[k] for k in ("adapter", "adapter_rule", "listing", "diagnostics")},
+            **{k: normalize[k] for k in ("profile", "profile_rule", "problems")},
+            **{k: identity[k] for k in ("stage_outcome", "decision_id", "identity")},
+            "error": extract["error"] or normalize["error"],
+        }
+
     def count(self, table: str) -> int:
         return int(self.one(f"SELECT count(*) AS n FROM {table}")["n"])  # noqa: S608
 
-    def job_message(self, capture_id: str) -> dict[str, Any]:
-        """The job intake committed with the capture (resolver.resolution_job.message)."""
+    def job_message(self, capture_id: str, stage: str = "extract", attempt_group: int = 1) -> dict[str, Any]:
+        """The job intake committed with the capture (resolver.resolution_job.message), or a later stage's."""
         message: dict[str, Any] = self.one(
-            "SELECT message FROM resolver.resolution_job WHERE capture_id = %s", capture_id
+            """SELECT message FROM resolver.resolution_job
+               WHERE capture_id = %s AND stage = %s AND attempt_group = %s""",
+            capture_id,
+            stage,
+            attempt_group,
         )["message"]
         return message
 
@@ -161,7 +214,10 @@ class Resolution:
         for row in self.rows("SELECT message FROM resolver.resolution_job"):
             validate(RESOLUTION_JOB, row["message"])
             ResolutionJob.from_message(row["message"])
-        for row in self.rows("SELECT body FROM queue.message WHERE queue_name = 'resolution-jobs'"):
+        for row in self.rows(
+            "SELECT body FROM queue.message WHERE queue_name IN ('resolution-jobs', 'resolution-normalize',"
+            " 'resolution-identity')"
+        ):
             validate(RESOLUTION_JOB, row["body"])
         streams: dict[tuple[str, str, str], list[int]] = {}
         for row in self.rows(

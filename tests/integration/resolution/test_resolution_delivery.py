@@ -21,7 +21,7 @@ from prw_platform.resolver.resolution import (
     process_resolution_jobs,
 )
 from prw_platform.storage import FilesystemObjectStore, ObjectKey, StorageUnavailable, StoredObject
-from tests.integration.resolution.pipeline import ANVIL_MICRODATA, Collector, Resolution, page
+from tests.integration.resolution.pipeline import ANVIL_MICRODATA, STAGES, Collector, Resolution, page
 
 
 @dataclass
@@ -99,37 +99,47 @@ def test_retried_job_completes_once_storage_is_back(
     resolution.assert_contracts_hold()
 
 
+@pytest.mark.parametrize("stage", STAGES)
 def test_crash_after_commit_before_ack_makes_the_redelivery_a_duplicate_without_a_new_decision(
-    collector: Collector, resolution: Resolution, queue: PostgresQueue, services: ResolutionServices
+    stage: str, collector: Collector, resolution: Resolution, services: ResolutionServices
 ) -> None:
     capture_id = collector.submit(page(ANVIL_MICRODATA), record="anvil-1")
-    job_id = f"{capture_id}:extract:1"
-    crashing = CrashBeforeAck(services.resolver_db, queue.name, max_receives=5)
+    job_id = f"{capture_id}:{stage}:1"
+    done = STAGES.index(stage) + 1
+    for earlier in STAGES[: done - 1]:
+        resolution.run_stage(earlier)
+    crashing = CrashBeforeAck(services.resolver_db, resolution.stage_queues[stage].name, max_receives=5)
 
     with pytest.raises(SimulatedCrash):
         # Visibility 0: the unacked message is due again at once, as it is after its visibility timeout.
         process_resolution_jobs(crashing, services, visibility_timeout=0)
 
-    # The transaction committed before the crash: the decision, the inbox row and the job status are durable.
-    assert len(resolution.decisions()) == 1
+    # The stage's transaction committed before the crash: its results, inbox row and job status are durable,
+    # and so is the next stage's job (sent in the same transaction on the PostgreSQL queue).
     assert resolution.job_status(job_id) == "completed"
+    assert resolution.count("resolver.resolution_result") == done
+    assert len(resolution.decisions()) == (1 if stage == "identity" else 0)
     report = resolution.run()
 
-    (again,) = report.outcomes
-    assert (again.status, again.job_id) == (IGNORED_DUPLICATE, job_id)
-    assert report.acked == 1
+    again = report.outcomes[0]
+    assert (again.status, again.stage, again.job_id) == (IGNORED_DUPLICATE, stage, job_id)
     assert len(resolution.decisions()) == 1
-    assert queue.depth().visible + queue.depth().not_visible + queue.depth().dead == 0
+    assert resolution.count("resolver.resolution_result") == 3
+    for stage_queue in resolution.stage_queues.values():
+        assert stage_queue.depth().visible + stage_queue.depth().not_visible + stage_queue.depth().dead == 0
     resolution.assert_contracts_hold()
 
 
-def test_two_deliveries_of_one_job_at_once_decide_once(
-    collector: Collector, resolution: Resolution, services: ResolutionServices
+@pytest.mark.parametrize("stage", STAGES)
+def test_two_deliveries_of_one_job_at_once_handle_it_once(
+    stage: str, collector: Collector, resolution: Resolution, services: ResolutionServices
 ) -> None:
     """SQS may hand out one message twice (queues.md); the inbox row, inserted first in the write transaction,
-    makes the later transaction wait and then see the job as done."""
+    makes the later transaction wait and then see the job as done: one result row, one next job, one decision."""
     capture_id = collector.submit(page(ANVIL_MICRODATA), record="anvil-1")
-    message = resolution.job_message(capture_id)
+    for earlier in STAGES[: STAGES.index(stage)]:
+        resolution.run_stage(earlier)
+    message = resolution.job_message(capture_id, stage)
     start = threading.Barrier(2)
     outcomes: list[Outcome] = []
     lock = threading.Lock()
@@ -148,6 +158,9 @@ def test_two_deliveries_of_one_job_at_once_decide_once(
 
     assert sorted(o.status for o in outcomes) == [IGNORED_DUPLICATE, STAGE_COMPLETED]
     assert len({o.decision_id for o in outcomes}) == 1
+    assert resolution.count("resolver.resolution_result") == STAGES.index(stage) + 1
+    resolution.run()  # the rest of the stages (the stage's own queued copy is a duplicate)
     assert len(resolution.decisions()) == 1
-    assert resolution.count("resolver.resolution_result") == 1
+    assert resolution.count("resolver.resolution_result") == 3
+    assert resolution.count("resolver.resolution_job") == 3
     resolution.assert_contracts_hold()

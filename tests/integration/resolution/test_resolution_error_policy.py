@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from prw_platform.db.errors import DatabaseUnavailable, InsufficientPrivilege
-from prw_platform.plugins import UnknownAdapterVersion
+from prw_platform.plugins import UnknownAdapterVersion, UnknownProfileVersion
 from prw_platform.resolver.decisions import (
     HistoryEpochFenced,
     IdempotencyConflict,
@@ -15,7 +15,7 @@ from prw_platform.resolver.decisions import (
     InvariantViolation,
     StreamNotOpen,
 )
-from prw_platform.resolver.resolution import RetryPolicy
+from prw_platform.resolver.resolution import JobRejected, RetryPolicy
 from prw_platform.resolver.resolution.outcomes import outcome_for_error
 from prw_platform.storage import DigestMismatch, ObjectNotFound, StorageUnavailable, TenantScopeDenied
 
@@ -24,11 +24,24 @@ class LowercaseCode(Exception):
     code = "not-a-code"
 
 
+class ProviderFailure(Exception):
+    """What an outside provider's client raises (if_llm_extract: "429 RATE_LIMITED — retry. 5xx PROVIDER_ERROR —
+    retry"): a code and ``retryable``, like every error the stages classify."""
+
+    retryable = True
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+
 @pytest.mark.parametrize(
     ("error", "disposition", "reason"),
     [
         (StorageUnavailable("R2 down"), "retry", "STORAGE_UNAVAILABLE"),
         (DatabaseUnavailable("no connection"), "retry", "DB_UNAVAILABLE"),
+        (ProviderFailure("RATE_LIMITED"), "retry", "RATE_LIMITED"),
+        (ProviderFailure("PROVIDER_ERROR"), "retry", "PROVIDER_ERROR"),
         (IdentifierConflict("gtin", "00012345678905", "itm_a"), "retry", "IDENTIFIER_CONFLICT"),
         # A new history epoch between locating the stream and locking its cursor: the next delivery finds it.
         (StreamNotOpen("no cursor"), "retry", "STREAM_NOT_OPEN"),
@@ -37,6 +50,12 @@ class LowercaseCode(Exception):
         (TenantScopeDenied("ref outside tenant"), "dead_letter", "TENANT_MISMATCH"),
         (ObjectNotFound("gone"), "dead_letter", "OBJECT_NOT_FOUND"),
         (UnknownAdapterVersion("pa_x@9.9.9"), "dead_letter", "UNKNOWN_ADAPTER_VERSION"),
+        (UnknownProfileVersion("np_x@99"), "dead_letter", "UNKNOWN_PROFILE_VERSION"),
+        (
+            JobRejected("PREVIOUS_STAGE_MISSING", "no extract results"),
+            "dead_letter",
+            "PREVIOUS_STAGE_MISSING",
+        ),
         (InvariantViolation("INV-02", "bad value"), "dead_letter", "INVARIANT_VIOLATION"),
         (IdempotencyConflict("key reused"), "dead_letter", "IDEMPOTENCY_CONFLICT"),
         (InsufficientPrivilege("42501"), "dead_letter", "INSUFFICIENT_PRIVILEGE"),

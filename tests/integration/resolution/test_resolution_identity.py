@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 
-from prw_platform.queues import PostgresQueue
 from prw_platform.resolver.resolution import IGNORED_DUPLICATE, REVIEW_CASE_OPENED
 from tests.integration.resolution.pipeline import (
     ANVIL_MICRODATA,
     JACKET_GTIN,
     SECOND_SOURCE,
+    STAGES,
     Collector,
     Resolution,
     page,
@@ -90,21 +90,22 @@ def test_identifiers_of_a_retired_item_open_a_review_case_never_a_mapping(
     resolution.assert_contracts_hold()
 
 
-def test_job_whose_inbox_row_was_pruned_is_decided_once(
-    collector: Collector, resolution: Resolution, queue: PostgresQueue
-) -> None:
+def test_job_whose_inbox_row_was_pruned_is_decided_once(collector: Collector, resolution: Resolution) -> None:
     capture_id = collector.submit(page(ANVIL_MICRODATA), record="anvil-1")
-    message = resolution.job_message(capture_id)
     (first,) = resolution.run().outcomes
     with resolution.owner_db.transaction() as conn:  # retention prunes resolution inboxes (migration 0001)
         conn.execute("DELETE FROM resolver.consumer_inbox")
-    queue.send(message, message_id=message["job_id"])
+    for stage in STAGES:
+        message = resolution.job_message(capture_id, stage)
+        resolution.stage_queues[stage].send(message, message_id=message["job_id"])
 
-    (again,) = resolution.run().outcomes
+    report = resolution.run()
 
-    # The decision's idempotency key (derived from the job id) returns the existing decision.
-    assert (again.status, again.decision_id) == (IGNORED_DUPLICATE, first.decision_id)
+    # Extract and normalize find their stored results; identity's idempotency key (derived from the job id)
+    # returns the existing decision.
+    assert [(o.stage, o.status) for o in report.outcomes] == [(s, IGNORED_DUPLICATE) for s in STAGES]
+    assert report.outcomes[2].decision_id == first.decision_id
     assert len(resolution.decisions()) == 1
-    assert resolution.count("resolver.resolution_result") == 1
-    assert resolution.count("resolver.consumer_inbox") == 1
+    assert resolution.count("resolver.resolution_result") == 3
+    assert resolution.count("resolver.consumer_inbox") == 3
     resolution.assert_contracts_hold()

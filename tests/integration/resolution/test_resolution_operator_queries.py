@@ -45,9 +45,11 @@ def test_the_operator_queries_show_jobs_results_review_cases_and_dead_letters(
     resolution.run(replace(services, store=UnavailableStore(store), retry=RetryPolicy(base_seconds=600)))  # type: ignore[arg-type]
     by_status, latest_jobs, awaiting, claims, attributes, dead, queued, lost = _queries()
 
-    assert [(r["tenant_id"], r["status"], r["jobs"]) for r in resolution.rows(by_status)] == [
-        ("ten_primary", "completed", 2),
-        ("ten_primary", "enqueued", 1),
+    assert [(r["tenant_id"], r["stage"], r["status"], r["jobs"]) for r in resolution.rows(by_status)] == [
+        ("ten_primary", "extract", "completed", 2),
+        ("ten_primary", "extract", "enqueued", 1),
+        ("ten_primary", "identity", "completed", 2),
+        ("ten_primary", "normalize", "completed", 2),
     ]
     jobs = {r["job_id"]: r for r in resolution.rows(latest_jobs)}
     assert jobs[anvil.job_id]["outcome"] == "stage_completed"
@@ -73,7 +75,8 @@ def test_the_operator_queries_show_jobs_results_review_cases_and_dead_letters(
         anvil_capture,
     )
     [waiting] = resolution.rows(queued)
-    assert (waiting["job_id"], waiting["receive_count"], waiting["state"]) == (
+    assert (waiting["queue_name"], waiting["job_id"], waiting["receive_count"], waiting["state"]) == (
+        "resolution-jobs",
         f"{jacket_capture}:extract:1",
         1,
         "delayed",

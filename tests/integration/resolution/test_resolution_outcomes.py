@@ -22,6 +22,7 @@ from tests.integration.resolution.pipeline import (
     JACKET_GTIN,
     RACING_BIKE,
     SECOND_SOURCE,
+    STAGES,
     Collector,
     Resolution,
     page,
@@ -32,7 +33,7 @@ def test_brand_and_mpn_page_creates_the_item_and_maps_its_listing(
     collector: Collector, resolution: Resolution, queue: PostgresQueue
 ) -> None:
     capture_id = collector.submit(page(ANVIL_MICRODATA), record="anvil-1")
-    job_id = f"{capture_id}:extract:1"
+    job_id = f"{capture_id}:identity:1"
 
     report = resolution.run()
 
@@ -72,12 +73,14 @@ def test_brand_and_mpn_page_creates_the_item_and_maps_its_listing(
         RULE_CREATE,
         idempotency_key(job_id),
     )
-    # The job's inbox row, status and results commit with the decision.
-    assert resolution.one("SELECT outcome FROM resolver.consumer_inbox WHERE message_id = %s", job_id) == {
-        "outcome": STAGE_COMPLETED
-    }
-    assert resolution.job_status(job_id) == "completed"
-    result = resolution.one("SELECT * FROM resolver.resolution_result WHERE job_id = %s", job_id)
+    # Each stage job's inbox row, status and results commit together (the identity stage's with the decision).
+    for stage in ("extract", "normalize", "identity"):
+        stage_job = f"{capture_id}:{stage}:1"
+        assert resolution.one(
+            "SELECT outcome FROM resolver.consumer_inbox WHERE message_id = %s", stage_job
+        ) == {"outcome": STAGE_COMPLETED}
+        assert resolution.job_status(stage_job) == "completed"
+    result = resolution.result(capture_id)
     assert (result["adapter"], result["adapter_rule"], result["profile"], result["profile_rule"]) == (
         "pa_schemaorg@1.1.0",
         "supports",
@@ -93,7 +96,7 @@ def test_brand_and_mpn_page_creates_the_item_and_maps_its_listing(
     assert result["listing"]["price"] == "119.99"
     claims = resolution.rows(
         "SELECT attribute, value, evidence_locator FROM resolver.extracted_claim WHERE job_id = %s ORDER BY ordinal",
-        job_id,
+        f"{capture_id}:extract:1",
     )
     assert {
         "attribute": "core:mpn",
@@ -102,7 +105,9 @@ def test_brand_and_mpn_page_creates_the_item_and_maps_its_listing(
     } in claims
     attributes = {
         row["key"]: row
-        for row in resolution.rows("SELECT * FROM resolver.normalized_attribute WHERE job_id = %s", job_id)
+        for row in resolution.rows(
+            "SELECT * FROM resolver.normalized_attribute WHERE job_id = %s", f"{capture_id}:normalize:1"
+        )
     }
     assert attributes["core:price"]["value"] == "119.99"
     assert attributes["core:brand"]["evidence_locators"] == ["microdata[0].properties.brand"]
@@ -247,12 +252,12 @@ def test_capture_no_adapter_supports_records_no_adapter_and_opens_a_review_case(
 def test_adapter_failure_records_the_error_and_opens_a_review_case(
     collector: Collector, resolution: Resolution
 ) -> None:
-    collector.submit(b"<!-- an HTML page with no element at all -->", record="empty-page")
+    capture_id = collector.submit(b"<!-- an HTML page with no element at all -->", record="empty-page")
 
     (outcome,) = resolution.run().outcomes
 
     assert (outcome.status, outcome.stage_outcome) == (REVIEW_CASE_OPENED, "extraction_failed")
-    result = resolution.one("SELECT * FROM resolver.resolution_result WHERE job_id = %s", outcome.job_id)
+    result = resolution.result(capture_id)
     assert (result["adapter"], result["error"]["code"]) == ("pa_schemaorg@1.1.0", "EXTRACTION_FAILED")
     assert resolution.one("SELECT kind FROM resolver.review_case") == {"kind": "extraction_failed"}
     resolution.assert_contracts_hold()
@@ -268,12 +273,14 @@ def test_storage_claims_choose_the_storage_profile_and_its_attributes_reach_the_
         "price": "89,90 €",
         "specs": {"capacity": "1 TB", "interface": "SATA 6Gb/s", "Sequential Write": "530 MB/s"},
     }
-    collector.submit(json.dumps(listing).encode(), record="870-evo-1tb", media_type="application/json")
+    capture_id = collector.submit(
+        json.dumps(listing).encode(), record="870-evo-1tb", media_type="application/json"
+    )
 
     (outcome,) = resolution.run().outcomes
 
     assert (outcome.status, outcome.decision) == (STAGE_COMPLETED, "create_item_and_map")
-    result = resolution.one("SELECT * FROM resolver.resolution_result WHERE job_id = %s", outcome.job_id)
+    result = resolution.result(capture_id)
     assert (result["adapter"], result["profile"], result["profile_rule"]) == (
         "pa_prw_listing_json@1.0.0",
         "np_storage@2",
@@ -308,7 +315,11 @@ def test_job_pins_choose_the_adapter_and_the_profile(
 
     # The same listing and identifiers: the pinned run maps to the item the first run created.
     assert (outcome.status, outcome.decision) == (STAGE_COMPLETED, "map_listing")
-    result = resolution.one("SELECT * FROM resolver.resolution_result WHERE job_id = %s", message["job_id"])
+    # The pins flow through the three stages of the attempt group.
+    assert {resolution.job_message(capture_id, stage, 2)["pins"]["profile"] for stage in STAGES} == {
+        "np_storage@1"
+    }
+    result = resolution.result(capture_id, 2)
     assert (result["adapter"], result["adapter_rule"], result["profile"], result["profile_rule"]) == (
         "pa_schemaorg@1.0.0",
         "job_pin",
@@ -319,26 +330,36 @@ def test_job_pins_choose_the_adapter_and_the_profile(
     resolution.assert_contracts_hold()
 
 
-def test_redelivered_job_is_an_ignored_duplicate_without_a_second_decision(
-    collector: Collector, resolution: Resolution, queue: PostgresQueue
+def test_redelivered_job_of_each_stage_is_an_ignored_duplicate_without_a_second_decision(
+    collector: Collector, resolution: Resolution
 ) -> None:
+    """if_resolution_job: "A duplicate is acked without side effects", whichever stage it belongs to."""
     capture_id = collector.submit(page(ANVIL_MICRODATA), record="anvil-1")
-    message = resolution.job_message(capture_id)
     (first,) = resolution.run().outcomes
     positions = resolution.count("resolver.outbox")
+    claims = resolution.count("resolver.extracted_claim")
+    attributes = resolution.count("resolver.normalized_attribute")
 
-    queue.send(message, message_id=message["job_id"])  # at-least-once: the same job again
+    for stage in STAGES:  # at-least-once: each stage's job again, on its own queue
+        message = resolution.job_message(capture_id, stage)
+        resolution.stage_queues[stage].send(message, message_id=message["job_id"])
     report = resolution.run()
 
-    (again,) = report.outcomes
-    assert (again.status, again.decision_id, again.item_id) == (
-        IGNORED_DUPLICATE,
-        first.decision_id,
-        first.item_id,
-    )
-    assert report.acked == 1
+    assert [(o.stage, o.status, o.job_id) for o in report.outcomes] == [
+        (stage, IGNORED_DUPLICATE, f"{capture_id}:{stage}:1") for stage in STAGES
+    ]
+    assert (report.outcomes[2].decision_id, report.outcomes[2].item_id) == (first.decision_id, first.item_id)
+    assert report.acked == 3
     assert len(resolution.decisions()) == 1
     assert resolution.count("resolver.outbox") == positions
-    assert resolution.count("resolver.resolution_result") == 1
-    assert queue.depth().visible + queue.depth().not_visible == 0
+    assert resolution.count("resolver.resolution_result") == 3
+    assert (
+        resolution.count("resolver.extracted_claim"),
+        resolution.count("resolver.normalized_attribute"),
+    ) == (
+        claims,
+        attributes,
+    )
+    for stage_queue in resolution.stage_queues.values():
+        assert stage_queue.depth().visible + stage_queue.depth().not_visible == 0
     resolution.assert_contracts_hold()

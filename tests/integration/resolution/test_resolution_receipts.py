@@ -185,7 +185,8 @@ def test_a_poison_job_fails_its_receipt_on_its_final_delivery_with_max_receives_
     receipt with that reason. It does not stay ``stored`` (as it would if the queue dead-lettered it unseen)."""
     capture_id = collector.submit(page(ANVIL_MICRODATA), record="anvil-poison")
     issue_epoch(control_db, TENANT, CATALOG, "restored history, cursor not open yet")
-    job_id = f"{capture_id}:extract:1"
+    # Extract and normalize complete; the identity stage is the one that cannot lock its stream's cursor.
+    job_id = f"{capture_id}:identity:1"
 
     for delivery in range(1, queue.max_receives):
         (outcome,) = resolution.run().outcomes
@@ -209,7 +210,7 @@ def test_a_poison_job_fails_its_receipt_on_its_final_delivery_with_max_receives_
     assert inbox["outcome"] == DEAD_LETTERED
     (entry,) = resolution.dead_letters()
     assert (entry["message_key"], entry["reason"]) == (job_id, "MAX_RECEIVES_EXCEEDED")
-    depth = queue.depth()
+    depth = resolution.stage_queues["identity"].depth()
     assert (depth.visible, depth.not_visible, depth.dead) == (0, 0, 1)
     assert resolution.count("resolver.decision") == 0
 
@@ -231,8 +232,10 @@ def test_a_redriven_dead_lettered_job_is_resolved_and_its_receipt_accepted(
 
     with resolver_db.transaction(tenant_id=TENANT) as conn:
         open_cursor(conn, StreamRef(TENANT, CATALOG, epoch.epoch_id), datetime.now(UTC))
-    (entry,) = queue.dead_letters()
-    assert queue.redrive([entry.dead_letter_id]) == 1
+    identity_queue = resolution.stage_queues["identity"]  # each stage has its DLQ, re-driven on its own
+    (entry,) = identity_queue.dead_letters()
+    assert queue.dead_letters() == []
+    assert identity_queue.redrive([entry.dead_letter_id]) == 1
     (outcome,) = resolution.run().outcomes
 
     assert outcome.status == STAGE_COMPLETED

@@ -19,6 +19,8 @@ from prw_platform.pipeline import (
     FILES_CLEANUP,
     FILES_SWEEP,
     GAPS,
+    IDENTITY,
+    NORMALIZE,
     RELAY,
     REPLAY,
     RESOLUTION,
@@ -82,8 +84,11 @@ def platform(tmp_path: Path) -> Iterator[Platform]:
 def test_the_platform_registers_the_pipeline_stages_in_order_and_the_sweeper_beside_them() -> None:
     registry = default_stages()
 
+    # if_resolution_job's three stages in their order (extract keeps the name "resolution"), then the rest.
     assert registry.names() == (
         RESOLUTION,
+        NORMALIZE,
+        IDENTITY,
         RELAY,
         APPLY,
         GAPS,
@@ -93,7 +98,7 @@ def test_the_platform_registers_the_pipeline_stages_in_order_and_the_sweeper_bes
         FILES_SWEEP,
         FILES_CLEANUP,
     )
-    assert registry.names(pipeline_only=True) == (RESOLUTION, RELAY, APPLY, GAPS)
+    assert registry.names(pipeline_only=True) == (RESOLUTION, NORMALIZE, IDENTITY, RELAY, APPLY, GAPS)
     assert registry[SWEEPER].cron is not None
     # Seed 004: "The sweep has reserved concurrency of one and the consumer mapping permits two".
     assert registry[FILES_SWEEP].cron is not None
