@@ -1,6 +1,5 @@
 """Improvement replays (issue 12): replayed captures per second beside fresh resolution of the same captures in
-the same run; and fresh resolution beside the raw adapter parse of the same pages (issue 11: the platform's
-overhead over the parse).
+the same run.
 
     python bench/bench_replay.py [--captures 63] [--rounds 2] [--database-url URL] [--smoke]
 
@@ -16,11 +15,8 @@ round submits ``--captures`` new captures (distinct records), then times:
   until the replay completes: the stored bytes re-read and verified, extraction, normalization and identity
   re-run read-only with the pins, the diff against the recorded results written.
 
-* **parse** (the baseline of fresh): ``pa_schemaorg@1.1.0``'s ``extract`` on the same pages, nothing else.
-
-Ratios: fresh time over parse time (what intake's queue, evidence reads, normalization, identity and the writes add
-to the parse); replayed captures/s over fresh captures/s (above 1: a replay costs less than resolving, as it writes
-only its diff). Absolute numbers depend on the machine; nothing here asserts anything.
+Ratio = replayed captures/s over fresh captures/s (above 1: a replay costs less than resolving, as it writes
+only its diff). The platform's overhead over the raw parse is ``bench_resolution.py``'s. Absolute numbers depend on the machine; nothing here asserts anything.
 """
 
 from __future__ import annotations
@@ -50,7 +46,6 @@ from prw_platform.auth import ClientSpec, create_client
 from prw_platform.auth.scopes import COLLECTOR_SCOPES
 from prw_platform.bootstrap import Platform
 from prw_platform.pipeline import APPLY, GAPS, RELAY
-from prw_platform.plugins import Artifact, CaptureView
 from prw_platform.runtime import Budget, drain, run_stage
 from prw_platform.services import ImprovementDraft, Selection
 
@@ -61,20 +56,9 @@ def resolution_stages(platform: Platform) -> list[str]:
     return [s for s in platform.stages.names(pipeline_only=True) if s not in (RELAY, APPLY, GAPS)]
 
 
-def parse_seconds(platform: Platform, pages: list[bytes]) -> float:
-    """The raw adapter parse of the pages (``pa_schemaorg@1.1.0``'s ``extract``, nothing else)."""
-    adapter = platform.registry.adapter(PIN)
-    view = CaptureView(capture_id="bench", source_id=SOURCE, media_type="text/html", url=None)
-    began = time.perf_counter()
-    for data in pages:
-        adapter.extract(view, [Artifact("art_bench", "-", "text/html", data)])
-    return time.perf_counter() - began
-
-
 def one_round(
     platform: Platform, collector: Collector, pages: list[bytes], label: str
-) -> tuple[float, float, float, int]:
-    parse = parse_seconds(platform, pages)
+) -> tuple[float, float, int]:
     observed = datetime.now(UTC).isoformat()
     capture_ids = []
     for n, data in enumerate(pages):
@@ -105,7 +89,7 @@ def one_round(
     replay = time.perf_counter() - began
     if view.replay.status != "completed":
         raise RuntimeError(f"replay {requested.replay.replay_id} did not complete: {view.replay}")
-    return parse, fresh, replay, len(capture_ids)
+    return fresh, replay, len(capture_ids)
 
 
 def main() -> None:
@@ -136,29 +120,17 @@ def main() -> None:
         ):
             run = uuid.uuid4().hex[:6]
             one_round(platform, collector, pages[:2], f"{run}-warmup")  # imports, pools, plugin registry
-            parse_total = fresh_total = replay_total = 0.0
+            fresh_total = replay_total = 0.0
             count = 0
-            print(
-                f"{'round':<8} {'captures':>9} {'parse/s':>9} {'fresh/s':>9} {'replayed/s':>11}"
-                f" {'fresh/parse':>12} {'replay/fresh':>13}"
-            )
+            print(f"{'round':<8} {'captures':>9} {'fresh/s':>9} {'replayed/s':>11} {'ratio':>7}")
             for r in range(1, args.rounds + 1):
-                parse, fresh, replay, n = one_round(platform, collector, pages, f"{run}-{r}")
-                parse_total += parse
-                fresh_total += fresh
-                replay_total += replay
-                count += n
+                fresh, replay, n = one_round(platform, collector, pages, f"{run}-{r}")
+                fresh_total, replay_total, count = fresh_total + fresh, replay_total + replay, count + n
                 print(
-                    f"{r:<8} {n:>9} {n / parse:>9.1f} {n / fresh:>9.1f} {n / replay:>11.1f}"
-                    f" {fresh / parse:>12.2f} {fresh / replay:>13.2f}",
-                    flush=True,
+                    f"{r:<8} {n:>9} {n / fresh:>9.1f} {n / replay:>11.1f} {fresh / replay:>7.2f}", flush=True
                 )
     print(
-        "\nfresh resolution vs raw adapter parse (time ratio, issue 11 target <= 1.3):"
-        f" {fresh_total / parse_total:.2f}"
-    )
-    print(
-        f"replay vs fresh resolution: {count / replay_total:.1f} vs {count / fresh_total:.1f} captures/s,"
+        f"\nreplay vs fresh resolution: {count / replay_total:.1f} vs {count / fresh_total:.1f} captures/s,"
         f" ratio {fresh_total / replay_total:.2f}"
     )
 
