@@ -564,6 +564,7 @@ class Platform:
             DryRunService(services),
             self.retry,
             clock=self.clock,
+            enqueuer=self.resolution_jobs,
         )
 
     @cached_property

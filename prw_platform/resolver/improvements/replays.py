@@ -20,9 +20,14 @@ Retryable errors (storage or database unavailable) are retried with the platform
 delivery records the capture as failed (so the replay completes) and dead-letters the message
 (``resolution-replay-dlq``). A terminal error of a capture whose replay exists is recorded as failed too.
 
-**Apply mode** is accepted by the API only for a reviewer-approved improvement; its consumer writes the same diff
-and does not yet send new claims through the accept path (issue 12 item 3, with the staged resolution jobs): an
-apply replay changes nothing in the catalog today, and says so in each capture's diff (``applied: false``).
+**Apply mode** (a reviewer-approved improvement only) records the same diff and, in the same transaction, starts
+the capture's next resolution attempt group with the pins: a ``resolution.job.v1`` extract job (``attempt_group``
++ 1, ``pins`` from the improvement, ``trace_id = replay:<replay_id>:<improvement_id>``) sent through the stages
+like any other. So the new claims go through the accept path — the identity stage's automatic rule or a review
+case, under the stream cursor lock (AW-01) — and the decision records the replay and the improvement as evidence
+beside the capture. Nothing reaches the public catalog but through those decisions and a release (a manual
+catalog publishes at its next release). When the last capture of an apply replay is settled the improvement
+becomes ``applied``.
 """
 
 from __future__ import annotations
@@ -37,7 +42,14 @@ from typing import Any, Final, Literal
 from pydantic import ValidationError
 
 from prw_platform.clock import Clock, utc_now
-from prw_platform.contracts import ArtifactRef, ReplayPins, ResolutionReplay, SchemaViolation
+from prw_platform.contracts import (
+    ArtifactRef,
+    JobPins,
+    ReplayPins,
+    ResolutionJob,
+    ResolutionReplay,
+    SchemaViolation,
+)
 from prw_platform.db.database import Connection, Database
 from prw_platform.db.errors import DatabaseUnavailable
 from prw_platform.plugins import PluginRegistry, UnknownAdapterVersion, UnknownProfileVersion
@@ -52,7 +64,10 @@ from prw_platform.resolver.improvements.errors import (
     ReplayInProgress,
 )
 from prw_platform.resolver.improvements.service import Selection, selected_captures
+from prw_platform.resolver.intake import jobs
 from prw_platform.resolver.intake.captures import CaptureRecord, load_capture
+from prw_platform.resolver.intake.jobs import JobEnqueuer
+from prw_platform.resolver.resolution.consumer import REPLAY_TRACE_PREFIX
 from prw_platform.resolver.resolution.dry_run import AUTO, DryRun, DryRunRequest, DryRunService
 from prw_platform.resolver.resolution.outcomes import JobRejected
 from prw_platform.resolver.resolution.results import CaptureResults, latest_results
@@ -66,6 +81,7 @@ Mode = Literal["dry_run", "apply"]
 SEND_BATCH: Final = 10
 CAPTURE_NOT_IN_TENANT: Final = "CAPTURE_NOT_IN_TENANT"
 REVIEW_RULE: Final = "review_required"
+EXTRACT_STAGE: Final = "extract"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +135,10 @@ class ReplayService:
         dry_runs: DryRunService,
         retry: RetryPolicy,
         clock: Clock = utc_now,
+        enqueuer: JobEnqueuer | None = None,
     ) -> None:
         self._db = db
+        self._enqueuer = enqueuer
         self._queue = queue
         self._registry = registry
         self._streams = streams
@@ -331,8 +349,6 @@ class ReplayService:
             self._queue.dead_letter(message, code, detail=str(error)[:1000])
             return "dead_lettered"
         diff = capture_diff(before, after)
-        if replay.mode == "apply":
-            diff["applied"] = False
         written = self._settle(replay, diff, None)
         self._queue.ack(message.handle)
         return "diffed" if written else "duplicate"
@@ -340,9 +356,19 @@ class ReplayService:
     def _settle(
         self, replay: ResolutionReplay, diff: dict[str, Any] | None, error: dict[str, Any] | None
     ) -> bool:
+        """The capture's result, the replay's counters and, in apply mode, the capture's next attempt group, in
+        one transaction; a redelivery writes nothing."""
         changed = bool(diff and diff["outcome_changed"])
-        return self._db.run(
-            lambda conn: replay_store.record_capture(
+        unsent: list[ResolutionJob] = []
+        now = self._clock()
+
+        def work(conn: Connection) -> bool:
+            job: ResolutionJob | None = None
+            if diff is not None and replay.mode == "apply":
+                job = self._apply_job(conn, replay, now)
+                diff["applied"] = job is not None
+                diff["job_id"] = job.job_id if job is not None else None
+            written = replay_store.record_capture(
                 conn,
                 replay.tenant_id,
                 replay.replay_id,
@@ -350,10 +376,56 @@ class ReplayService:
                 diff=diff,
                 outcome_changed=changed,
                 error=error,
-                now=self._clock(),
-            ),
-            tenant_id=replay.tenant_id,
+                now=now,
+            )
+            if not written:
+                return False  # a redelivery: nothing above was written
+            if job is not None and not jobs.hand_on(conn, self._enqueuer, job, now):
+                unsent.append(job)
+            if replay.mode == "apply":
+                self._finish_apply(conn, replay, now)
+            return True
+
+        written = self._db.run(work, tenant_id=replay.tenant_id)
+        if written and unsent and self._enqueuer is not None:
+            # Committed pending (a queue that cannot join the transaction): the sweeper is the net.
+            jobs.enqueue_after_commit(self._db, self._enqueuer, unsent[-1], now)
+        return written
+
+    def _apply_job(self, conn: Connection, replay: ResolutionReplay, now: datetime) -> ResolutionJob | None:
+        """The capture's next attempt group, pinned and tagged with the replay (None: the capture has no job to
+        start from; intake always writes one)."""
+        last = jobs.latest_job(conn, replay.tenant_id, replay.capture_id, EXTRACT_STAGE)
+        if last is None:
+            return None
+        group = last.attempt_group + 1
+        stream: StreamRef = self._streams(replay.tenant_id, replay.catalog_id)
+        return last.model_copy(
+            update={
+                "job_id": ResolutionJob.make_job_id(replay.capture_id, EXTRACT_STAGE, group),
+                "attempt_group": group,
+                "pins": JobPins(adapter=replay.pins.adapter, profile=replay.pins.profile),
+                "trace_id": f"{REPLAY_TRACE_PREFIX}{replay.replay_id}:{replay.improvement_id}",
+                "enqueued_at": now,
+                "history_epoch": stream.history_epoch,
+            }
         )
+
+    def _finish_apply(self, conn: Connection, replay: ResolutionReplay, now: datetime) -> None:
+        """The last capture of an apply replay is settled: the improvement is applied."""
+        current = replay_store.get_replay(conn, replay.tenant_id, replay.replay_id)
+        if current is None or current.status != "completed":
+            return
+        improvement = store.get_improvement(conn, replay.tenant_id, replay.improvement_id, lock=True)
+        if improvement is not None and improvement.status == "reviewer_approved":
+            store.set_status(
+                conn,
+                improvement,
+                "applied",
+                replay.requested_by,
+                f"apply replay {replay.replay_id} completed",
+                now,
+            )
 
 
 # -- the diff -------------------------------------------------------------------------------------------------

@@ -261,3 +261,14 @@ class PendingJobSweeper:
             return bool(due)
 
         return self._db.run(probe, read_only=True)
+
+
+def latest_job(conn: Connection, tenant_id: str, capture_id: str, stage: str) -> ResolutionJob | None:
+    """The capture's job of ``stage`` with the highest attempt group (an apply replay starts the next group)."""
+    row = conn.execute(
+        """SELECT message FROM resolver.resolution_job
+           WHERE tenant_id = %s AND capture_id = %s AND stage = %s
+           ORDER BY attempt_group DESC LIMIT 1""",
+        (tenant_id, capture_id, stage),
+    ).fetchone()
+    return None if row is None else ResolutionJob.model_validate(row["message"])

@@ -284,7 +284,14 @@ def _identity(services: ResolutionServices, job: ResolutionJob, capture: Capture
             missing = normalize_id if extraction is not None else extract_id
             raise JobRejected(PREVIOUS_STAGE_MISSING, f"job {job.job_id}: job {missing} has no results")
         identity = resolve_identity(
-            conn, stream, job.job_id, capture, extraction, normalization, services.registry.identity_rules
+            conn,
+            stream,
+            job.job_id,
+            capture,
+            extraction,
+            normalization,
+            services.registry.identity_rules,
+            replay_provenance(job.trace_id),
         )
         decision = apply_decision(
             conn,
@@ -413,3 +420,15 @@ def _alert(job: ResolutionJob, detail: str) -> None:
         job.trace_id,
         detail,
     )
+
+
+#: An apply replay's job (issue 12) carries ``trace_id = replay:<replay_id>:<improvement_id>``.
+REPLAY_TRACE_PREFIX = "replay:"
+
+
+def replay_provenance(trace_id: str | None) -> tuple[str, ...]:
+    """The replay and improvement an apply replay's job came from, as evidence refs of its decision."""
+    if not trace_id or not trace_id.startswith(REPLAY_TRACE_PREFIX):
+        return ()
+    parts = trace_id.removeprefix(REPLAY_TRACE_PREFIX).split(":")
+    return tuple(p for p in parts if p.startswith(("rpl_", "imp_")))

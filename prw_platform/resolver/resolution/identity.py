@@ -94,9 +94,12 @@ def resolve_identity(
     extraction: ExtractionRun,
     normalization: NormalizationRun | None,
     rules: Sequence[IdentityRule],
+    provenance: tuple[str, ...] = (),
 ) -> IdentityDecision:
-    """Call with the stream cursor locked, so no other decision of the catalog changes identities meanwhile."""
-    context = _Context(job_id, capture, extraction, normalization, tuple(rules))
+    """Call with the stream cursor locked, so no other decision of the catalog changes identities meanwhile.
+    ``provenance``: references recorded with the decision's evidence beside the capture (an apply replay's
+    ``rpl_...`` and ``imp_...``, issue 12)."""
+    context = _Context(job_id, capture, extraction, normalization, tuple(rules), provenance)
     result = context.result
     if normalization is None or result is None:
         reason = _failure_reason(extraction, normalization)
@@ -183,7 +186,7 @@ def _map(
         actor=rule_actor(rule),
         rationale=verdict.rationale,
         idempotency_key=idempotency_key(context.job_id),
-        evidence=(context.capture.capture_id,),
+        evidence=(context.capture.capture_id, *context.provenance),
     )
     details: dict[str, Any] = {"matched_item": verdict.item_id, "matched_on": list(candidate.matched_on)}
     if not candidate.matched_on:
@@ -218,7 +221,7 @@ def _create_or_review(
             rationale=f"no item has these identifiers; {normalization.pin} identity keys "
             f"{' + '.join(satisfied[0])} are present",
             idempotency_key=idempotency_key(context.job_id),
-            evidence=(context.capture.capture_id,),
+            evidence=(context.capture.capture_id, *context.provenance),
         )
         return context.decided(command, {"identity_keys_satisfied": [list(keys) for keys in satisfied]})
     needed = " | ".join(" + ".join(keys) for keys in profile.identity_keys)
@@ -240,6 +243,7 @@ class _Context:
     extraction: ExtractionRun
     normalization: NormalizationRun | None
     rules: tuple[IdentityRule, ...]
+    provenance: tuple[str, ...] = ()
 
     @property
     def result(self) -> Normalization | None:
@@ -311,7 +315,7 @@ class _Context:
             idempotency_key=idempotency_key(self.job_id),
             candidates=candidates,
             case_evidence=evidence,
-            evidence=(self.capture.capture_id,),
+            evidence=(self.capture.capture_id, *self.provenance),
         )
         summary = {
             "rule": RULE_REVIEW,

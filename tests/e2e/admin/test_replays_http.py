@@ -24,7 +24,7 @@ from prw_platform.contracts import ResolutionReplay
 from prw_platform.db.database import Database
 from prw_platform.plugins import Artifact, CaptureView
 from prw_platform.resolver.improvements import Improvement, insert_improvement
-from prw_platform.runtime import Budget, run_stage
+from prw_platform.runtime import Budget, drain, run_stage
 from prw_platform.storage import ObjectStore
 from tests.e2e.admin.conftest import TENANT, Cases, Operator
 from tests.e2e.admin.test_admin_reads_http import _census
@@ -195,22 +195,75 @@ def test_replay_errors_and_nothing_is_written_on_a_refusal(
     _error(_post(ada, f"/v1/improvements/{abandoned}/replays"), 409, "INVALID_TRANSITION")
 
 
-def test_apply_needs_an_approved_improvement_and_changes_nothing_in_the_catalog_yet(
+def test_apply_re_resolves_through_the_accept_path_and_the_public_catalog_waits_for_a_release(
     login: Login, cases: Cases, owner: Database, admin_platform: Platform
 ) -> None:
-    cases.open()
     ada, rita, vic = login("ada"), login("rita"), login("vic")
-    improvement_id = _improvement(ada, "pa_schemaorg@1.0.0")
+    switched = ada.http.put(
+        f"/v1/catalogs/{CATALOG}/release-policy",
+        json={"release_policy": "manual", "rationale": "publish only what an operator releases"},
+        headers={"X-CSRF-Token": ada.csrf},
+    )
+    assert switched.status_code == 200, switched.text
+    case = cases.open()
+    improvement_id = _improvement(ada, "pa_schemaorg@1.0.0", capture_ids=[case["capture_id"]])
+    _error(_post(ada, f"/v1/improvements/{improvement_id}/replays", {"mode": "apply"}), 403, "FORBIDDEN")
     assert _post(rita, f"/v1/improvements/{improvement_id}/approve", {"rationale": "ok"}).status_code == 200
-    before = _census(owner, admin_platform.settings.data_dir)
+    drain(admin_platform)
+    public_before = _public(owner)
+    decisions_before = owner.run(
+        lambda conn: conn.execute("SELECT count(*) AS n FROM resolver.decision").fetchone()
+    )
 
     requested = _post(ada, f"/v1/improvements/{improvement_id}/replays", {"mode": "apply"})
     assert requested.status_code == 202, requested.text
+    replay_id = requested.json()["replay_id"]
     _drain(admin_platform)
+    drain(admin_platform)  # the new attempt group through extract, normalize, identity, relay and apply
 
-    detail = vic.http.get(f"/v1/replays/{requested.json()['replay_id']}").json()
+    detail = vic.http.get(f"/v1/replays/{replay_id}").json()
     assert (detail["mode"], detail["status"]) == ("apply", "completed")
-    assert _outside_replays(_census(owner, admin_platform.settings.data_dir)) == _outside_replays(before)
+    assert vic.http.get(f"/v1/improvements/{improvement_id}").json()["status"] == "applied"
+    jobs = owner.run(
+        lambda conn: conn.execute(
+            """SELECT stage, status, message ->> 'trace_id' AS trace, message -> 'pins' ->> 'adapter' AS pin
+               FROM resolver.resolution_job WHERE capture_id = %s AND attempt_group = 2 ORDER BY stage""",
+            (case["capture_id"],),
+        ).fetchall()
+    )
+    assert [(j["stage"], j["status"]) for j in jobs] == [
+        ("extract", "completed"),
+        ("identity", "completed"),
+        ("normalize", "completed"),
+    ]
+    assert {(j["trace"], j["pin"]) for j in jobs} == {
+        (f"replay:{replay_id}:{improvement_id}", "pa_schemaorg@1.0.0")
+    }
+    # The accept path decided (here: a review case, as the page names no strong identifier), with the replay
+    # and the improvement as its evidence beside the capture.
+    decision = owner.run(
+        lambda conn: conn.execute(
+            "SELECT action, actor, evidence FROM resolver.decision ORDER BY created_at DESC LIMIT 1"
+        ).fetchone()
+    )
+    assert decision is not None
+    assert decision["actor"].startswith("rule:")
+    assert set(decision["evidence"]) >= {case["capture_id"], replay_id, improvement_id}
+    decisions_after = owner.run(
+        lambda conn: conn.execute("SELECT count(*) AS n FROM resolver.decision").fetchone()
+    )
+    assert decisions_after["n"] == decisions_before["n"] + 1
+    # Nothing public changed: the catalog publishes only what a release authorizes.
+    assert _public(owner) == public_before
+
+
+def _public(owner: Database) -> dict[str, int]:
+    return owner.run(
+        lambda conn: {
+            t: conn.execute(f"SELECT count(*) AS n FROM product.{t}").fetchone()["n"]  # noqa: S608
+            for t in ("public_item", "public_listing")
+        }
+    )
 
 
 def _message(platform: Platform, owner: Database, capture_id: str, **changes: Any) -> dict[str, Any]:
