@@ -23,6 +23,8 @@ RELAY: Final = "relay"
 APPLY: Final = "apply"
 SWEEPER: Final = "sweeper"
 GAPS: Final = "gaps"
+PROGRESS: Final = "progress"
+PRUNE: Final = "prune"
 
 #: The relay publishes this many outbox rows per transaction.
 RELAY_BATCH: Final = 100
@@ -30,6 +32,10 @@ RELAY_BATCH: Final = 100
 APPLY_BATCH: Final = 100
 #: The gap closer closes at most this many streams per batch.
 GAP_STREAMS: Final = 10
+#: The progress reporter reports at most this many streams per batch.
+PROGRESS_STREAMS: Final = 50
+#: The pruner deletes at most this many outbox rows per batch (in transactions of ``retention.PRUNE_CHUNK``).
+PRUNE_BATCH: Final = 100_000
 #: The sweeper re-enqueues at most this many pending jobs per transaction.
 SWEEP_BATCH: Final = 100
 
@@ -80,6 +86,26 @@ def _close_gaps(platform: Platform, n: int) -> Batch:
     )
 
 
+def _report_progress(platform: Platform, n: int) -> Batch:
+    report = platform.progress_reporter.run_batch(max_streams=n)
+    # A failed report is not progress (the next round tries again); counting it would keep the stage busy.
+    return Batch(
+        report.reported, {"reported": report.reported, "advanced": report.advanced, "failed": report.failed}
+    )
+
+
+def _prune(platform: Platform, n: int) -> Batch:
+    report = platform.pruner.run_batch(max_rows=n)
+    return Batch(
+        report.rows,
+        {
+            "rows": report.rows,
+            "streams": sum(1 for s in report.streams if s.pruned),
+            "blocked": len(report.blocked),
+        },
+    )
+
+
 def _sweep(platform: Platform, n: int) -> Batch:
     report = platform.sweeper.run_batch(limit=n)
     # A job whose send failed again is not progress: counting it would keep the sweeper from idling.
@@ -123,6 +149,28 @@ def default_stages() -> StageRegistry:
                 prepare=lambda p: p.gap_closer,
                 batch_size=GAP_STREAMS,
                 idle_sleep=5.0,
+            ),
+            Stage(
+                PROGRESS,
+                "Report the live consumer's durable contiguous progress to resolver retention control, after the"
+                " apply commit (issue 10, if_accepted_change).",
+                run_batch=_report_progress,
+                has_work=lambda p: p.progress_reporter.has_work(),
+                prepare=lambda p: p.progress_reporter,
+                batch_size=PROGRESS_STREAMS,
+                idle_sleep=5.0,
+            ),
+            Stage(
+                PRUNE,
+                "AW-03 Prune: delete the contiguous prefix of published, aged outbox events no live consumer and no"
+                " unexpired rebuild lease still needs (issue 10).",
+                run_batch=_prune,
+                has_work=lambda p: p.pruner.has_work(),
+                prepare=lambda p: p.pruner,
+                batch_size=PRUNE_BATCH,
+                idle_sleep=300.0,
+                pipeline=False,
+                cron="17 * * * *",
             ),
             Stage(
                 SWEEPER,

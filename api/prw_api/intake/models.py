@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from prw_platform.services import HeartbeatAck, Receipt, ReceiptStatus, Registered
 
@@ -133,3 +133,22 @@ class ExportEventsBody(BaseModel):
     head: int
     next_after: int
     events: list[dict[str, Any]]
+
+
+class ProgressReportBody(BaseModel):
+    """POST /v1/exports/progress: a consumer's greatest contiguous processed position of one stream of the
+    principal's catalog, reported after the consumer committed it (if_accepted_change)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    history_epoch: str = Field(min_length=1, max_length=200)
+    position: int = Field(ge=0)
+    consumer: str = Field(default="product_live", pattern=r"^[a-z][a-z0-9_]{0,62}$")
+    catalog_id: str | None = Field(default=None, max_length=200)
+
+
+class ProgressAckBody(BaseModel):
+    consumer: str
+    acknowledged_position: int
+    #: False when the report was not above the acknowledged position (ignored, logged).
+    advanced: bool
