@@ -70,6 +70,7 @@ from prw_platform.resolver.retention import (
     retention_status,
 )
 from prw_platform.resolver.review import EvidenceLinks, ReviewQueue
+from prw_platform.resolver.snapshots import ExportLinks, SnapshotExports
 from prw_platform.retry import RetryPolicy
 from prw_platform.runtime.stages import StageRegistry
 from prw_platform.storage import ObjectStore, build_object_store
@@ -306,6 +307,23 @@ class Platform:
     def retention_status(self, tenant_id: str | None = None) -> list[RetentionStatus]:
         """Every stream's retention, blocked retention and leases near expiry (prw_operator, read-only)."""
         return retention_status(self.operator_db, self.retention_policy, self.clock(), tenant_id=tenant_id)
+
+    @cached_property
+    def snapshot_exports(self) -> SnapshotExports:
+        """Snapshot exports (if_projection_bootstrap): the API and the ``exports`` stage as resolver_app (consumer
+        timeouts: a snapshot reads a whole catalog), pending exports found through ``resolver_pruner``, objects
+        in the exports bucket, links signed with a key derived from the token signing key."""
+        secret = derived_secret(self.token_signing_key, "prw export links v1")
+        return SnapshotExports(
+            self.resolver_db,
+            self.pruner_db,
+            self.store,
+            self.settings.exports_bucket,
+            ExportLinks(self.store, self.settings.exports_bucket, secret, clock=self.clock),
+            current_epoch=lambda tenant, catalog: self.streams(tenant, catalog).history_epoch,
+            policy=self.retention_policy,
+            clock=self.clock,
+        )
 
     @cached_property
     def progress_reporter(self) -> ProgressReporter:

@@ -25,6 +25,7 @@ SWEEPER: Final = "sweeper"
 GAPS: Final = "gaps"
 PROGRESS: Final = "progress"
 PRUNE: Final = "prune"
+EXPORTS: Final = "exports"
 
 #: The relay publishes this many outbox rows per transaction.
 RELAY_BATCH: Final = 100
@@ -36,6 +37,8 @@ GAP_STREAMS: Final = 10
 PROGRESS_STREAMS: Final = 50
 #: The pruner deletes at most this many outbox rows per batch (in transactions of ``retention.PRUNE_CHUNK``).
 PRUNE_BATCH: Final = 100_000
+#: The export job builds at most this many snapshot exports per batch.
+EXPORT_BATCH: Final = 2
 #: The sweeper re-enqueues at most this many pending jobs per transaction.
 SWEEP_BATCH: Final = 100
 
@@ -106,6 +109,17 @@ def _prune(platform: Platform, n: int) -> Batch:
     )
 
 
+def _export(platform: Platform, n: int) -> Batch:
+    done = platform.snapshot_exports.run_batch(max_exports=n)
+    return Batch(
+        len(done),
+        {
+            "ready": sum(1 for e in done if e.status == "ready"),
+            "failed": sum(1 for e in done if e.status == "failed"),
+        },
+    )
+
+
 def _sweep(platform: Platform, n: int) -> Batch:
     report = platform.sweeper.run_batch(limit=n)
     # A job whose send failed again is not progress: counting it would keep the sweeper from idling.
@@ -171,6 +185,18 @@ def default_stages() -> StageRegistry:
                 idle_sleep=300.0,
                 pipeline=False,
                 cron="17 * * * *",
+            ),
+            Stage(
+                EXPORTS,
+                "Build requested snapshot exports: lease pinned after P, one REPEATABLE READ snapshot at the"
+                " committed cursor W, checksummed objects, manifest ready after a valid lease check"
+                " (if_projection_bootstrap).",
+                run_batch=_export,
+                has_work=lambda p: p.snapshot_exports.has_work(),
+                prepare=lambda p: p.snapshot_exports,
+                batch_size=EXPORT_BATCH,
+                idle_sleep=5.0,
+                pipeline=False,
             ),
             Stage(
                 SWEEPER,

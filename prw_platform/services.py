@@ -121,6 +121,7 @@ from prw_platform.resolver.resolution.matching import (
     RankedRecord,
     Record,
 )
+from prw_platform.resolver.retention import PruneReport, RetentionStatus
 from prw_platform.resolver.review import (
     Candidate,
     CaseSummary,
@@ -133,6 +134,8 @@ from prw_platform.resolver.review import (
     ReviewPage,
     ReviewQueue,
 )
+from prw_platform.resolver.snapshots import AGGREGATES as EXPORT_AGGREGATES
+from prw_platform.resolver.snapshots import ExportSnapshot, ExportView, SnapshotExports
 
 __all__ = [
     "AUTO",
@@ -141,6 +144,7 @@ __all__ = [
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_TENANT_ID",
     "EXPORTS_READ",
+    "EXPORT_AGGREGATES",
     "IMPROVEMENT_STATUSES",
     "MAX_BASKET_LINES",
     "MAX_EXPORT_LIMIT",
@@ -181,6 +185,8 @@ __all__ = [
     "ExecutionRegion",
     "ExportPage",
     "ExportService",
+    "ExportSnapshot",
+    "ExportView",
     "Heartbeat",
     "HeartbeatAck",
     "HistoryEntry",
@@ -212,6 +218,7 @@ __all__ = [
     "ProductApply",
     "ProvisionedCatalog",
     "ProvisionedClient",
+    "PruneReport",
     "PublicCatalog",
     "PublicItem",
     "RankedRecord",
@@ -227,6 +234,7 @@ __all__ = [
     "ReleaseAuthorized",
     "ReleasePolicyChange",
     "ResolutionConsumer",
+    "RetentionStatus",
     "RetireItem",
     "ReviewAction",
     "ReviewCounts",
@@ -239,6 +247,7 @@ __all__ = [
     "SetReleasePolicy",
     "ShippingEvaluation",
     "ShippingPolicySpec",
+    "SnapshotExports",
     "SourceSpec",
     "SourceSummary",
     "TenantReceipt",

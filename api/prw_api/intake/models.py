@@ -152,3 +152,47 @@ class ProgressAckBody(BaseModel):
     acknowledged_position: int
     #: False when the report was not above the acknowledged position (ignored, logged).
     advanced: bool
+
+
+class ExportSnapshotRequestBody(BaseModel):
+    """POST /v1/exports/snapshots (if_projection_bootstrap example): tenant and catalog are only checked against
+    the token; ``aggregates`` defaults to every type."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tenant_id: str | None = Field(default=None, max_length=200)
+    catalog_id: str | None = Field(default=None, max_length=200)
+    aggregates: list[str] | None = Field(default=None, max_length=20)
+
+
+class ExportObjectLinkBody(BaseModel):
+    aggregate: str
+    #: The object's checksum (and content address); the GET answers it in ``X-Content-SHA256`` too.
+    sha256: str
+    size: int
+    #: Aggregates (JSON lines) in the object.
+    count: int
+    #: A signed link scoped to this export and object; GET the manifest again when it expired.
+    url: str
+    expires_at: datetime
+
+
+class ExportSnapshotBody(BaseModel):
+    """A snapshot export: pending, or ready with its manifest (history epoch, the committed cursor W it was read
+    at, the lease that retains the tail after W, one checksummed object per aggregate type)."""
+
+    export_id: str
+    status: str
+    tenant_id: str
+    catalog_id: str
+    aggregates: list[str]
+    history_epoch: str | None = None
+    position: int | None = None
+    lease_id: str | None = None
+    objects: list[ExportObjectLinkBody] = Field(default_factory=list)
+
+
+class ExportLeaseBody(BaseModel):
+    lease_id: str
+    pinned_at: int
+    expires_at: datetime

@@ -13,7 +13,17 @@ import pytest
 from prw_platform.bootstrap import Platform
 from prw_platform.config import Settings
 from prw_platform.deployment import DatabaseUrls
-from prw_platform.pipeline import APPLY, GAPS, RELAY, RESOLUTION, SWEEPER, default_stages
+from prw_platform.pipeline import (
+    APPLY,
+    EXPORTS,
+    GAPS,
+    PROGRESS,
+    PRUNE,
+    RELAY,
+    RESOLUTION,
+    SWEEPER,
+    default_stages,
+)
 from prw_platform.runtime import (
     Batch,
     Budget,
@@ -71,9 +81,12 @@ def platform(tmp_path: Path) -> Iterator[Platform]:
 def test_the_platform_registers_the_pipeline_stages_in_order_and_the_sweeper_beside_them() -> None:
     registry = default_stages()
 
-    assert registry.names() == (RESOLUTION, RELAY, APPLY, GAPS, SWEEPER)
-    assert registry.names(pipeline_only=True) == (RESOLUTION, RELAY, APPLY, GAPS)
+    assert registry.names() == (RESOLUTION, RELAY, APPLY, GAPS, PROGRESS, PRUNE, EXPORTS, SWEEPER)
+    assert registry.names(pipeline_only=True) == (RESOLUTION, RELAY, APPLY, GAPS, PROGRESS)
     assert registry[SWEEPER].cron is not None
+    # Issue 10: the pruner runs on its schedule, exports when one is requested; neither is part of the pipeline.
+    assert registry[PRUNE].cron is not None
+    assert registry[EXPORTS].cron is None
     assert all(s.cron is None for s in registry if s.pipeline)
 
 
