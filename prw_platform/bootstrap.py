@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import cached_property
 from types import TracebackType
 
@@ -70,7 +70,7 @@ from prw_platform.resolver.retention import (
     retention_status,
 )
 from prw_platform.resolver.review import EvidenceLinks, ReviewQueue
-from prw_platform.resolver.snapshots import ExportLinks, SnapshotExports
+from prw_platform.resolver.snapshots import ExportLinks, ExportSnapshot, SnapshotExports, finished_exports
 from prw_platform.retry import RetryPolicy
 from prw_platform.runtime.stages import StageRegistry
 from prw_platform.storage import ObjectStore, build_object_store
@@ -324,6 +324,10 @@ class Platform:
             policy=self.retention_policy,
             clock=self.clock,
         )
+
+    def finished_exports(self, since: datetime) -> list[ExportSnapshot]:
+        """Exports finished (ready or failed) since ``since``, every tenant (prw_operator, read-only)."""
+        return finished_exports(self.operator_db, since)
 
     @cached_property
     def progress_reporter(self) -> ProgressReporter:

@@ -321,6 +321,13 @@ class SnapshotExports:
             raise TenantScopeDenied(
                 f"this client may export {principal.tenant_id}/{principal.catalog_id} only"
             )
+        return self.request_for(principal.tenant_id, principal.catalog_id, idempotency_key, aggregates)
+
+    def request_for(
+        self, tenant_id: str, catalog_id: str, idempotency_key: str, aggregates: list[str] | None = None
+    ) -> ExportRequest:
+        """Request an export of one catalog (the API after its scope checks; ``prw export snapshot`` as an
+        operator). Idempotent per (tenant, catalog, Idempotency-Key); refused requests persist nothing."""
         wanted = aggregates if aggregates else list(AGGREGATES)
         unknown = sorted(set(wanted) - set(AGGREGATES))
         if unknown or len(set(wanted)) != len(wanted):
@@ -335,22 +342,15 @@ class SnapshotExports:
                        status, created_at)
                    VALUES (%s, %s, %s, %s, %s, 'pending', %s)
                    ON CONFLICT (tenant_id, catalog_id, idempotency_key) DO NOTHING""",
-                (
-                    f"exp_{secrets.token_hex(12)}",
-                    principal.tenant_id,
-                    principal.catalog_id,
-                    idempotency_key,
-                    wanted,
-                    now,
-                ),
+                (f"exp_{secrets.token_hex(12)}", tenant_id, catalog_id, idempotency_key, wanted, now),
             ).rowcount
-            snapshot = _by_key(conn, principal.tenant_id, principal.catalog_id, idempotency_key)
+            snapshot = _by_key(conn, tenant_id, catalog_id, idempotency_key)
             assert snapshot is not None
             if sorted(snapshot.aggregates) != sorted(wanted):
                 raise IdempotencyConflict("this Idempotency-Key was used for another export request")
             return ExportRequest(snapshot, created == 1)
 
-        return self._run(work, principal.tenant_id)
+        return self._run(work, tenant_id)
 
     def get(self, principal: CollectorPrincipal, export_id: str) -> ExportView:
         """The export: pending, or ready with fresh signed links. 410 EXPORT_EXPIRED for a failed export or one
@@ -534,3 +534,19 @@ class SnapshotExports:
             return failed
 
         return self.db.run(work, tenant_id=snapshot.tenant_id)
+
+
+def finished_exports(db: Database, since: datetime) -> list[ExportSnapshot]:
+    """Exports that became ready or failed at or after ``since``, every tenant (``prw_operator``: the Dagster
+    ``exports`` asset records each as a materialization carrying its manifest)."""
+
+    def read(conn: Connection) -> list[ExportSnapshot]:
+        with conn.cursor(row_factory=class_row(ExportSnapshot)) as cur:
+            return cur.execute(
+                """SELECT export_id, tenant_id, catalog_id, idempotency_key, aggregates, status, history_epoch,
+                       lease_id, position, manifest, error_code, error, created_at, finished_at
+                   FROM resolver.export_snapshot WHERE finished_at >= %s ORDER BY finished_at, export_id""",
+                (since,),
+            ).fetchall()
+
+    return db.run(read, read_only=True)

@@ -31,14 +31,23 @@ def test_the_whole_definitions_load() -> None:
         "gaps_job",
         "sweep_job",
         "platform_state_job",
+        "progress_job",
+        "prune_job",
+        "exports_job",
     }
     assert {s.name for s in repository.sensor_defs} == {
         "resolution_jobs_sensor",
         "outbox_relay_sensor",
         "accepted_changes_sensor",
         "gaps_sensor",
+        "progress_sensor",
+        "exports_sensor",
     }
-    assert {s.name for s in repository.schedule_defs} == {"pending_job_sweep", "platform_state_schedule"}
+    assert {s.name for s in repository.schedule_defs} == {
+        "pending_job_sweep",
+        "platform_state_schedule",
+        "prune_schedule",
+    }
     checks = {key.name for key in repository.asset_graph.asset_check_keys}
     assert checks == {
         "inv01_one_mapping_one_owner",
@@ -47,6 +56,8 @@ def test_the_whole_definitions_load() -> None:
         "collectors_reporting",
         "product_gap_age",
         "dead_letter_queues_empty",
+        "retention_not_blocked",
+        "retention_leases_not_expiring",
     }
     assert {key.to_user_string() for key in repository.asset_graph.get_all_asset_keys()} == {
         "captures",
@@ -55,6 +66,8 @@ def test_the_whole_definitions_load() -> None:
         "product_gaps",
         "collector_fleet",
         "dead_letter_queues",
+        "retention",
+        "exports",
     }
 
 
