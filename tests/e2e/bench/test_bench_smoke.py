@@ -120,3 +120,8 @@ def test_bench_decisions_smoke_runs_one_and_eight_streams_beside_the_bare_writes
         rf"^ratio 1 stream\(s\) \(prw / bare decisions/s\): {RATIO} ",
         rf"^ratio 8 stream\(s\) \(prw / bare decisions/s\): {RATIO} ",
     )
+
+
+def test_bench_pruner_smoke_runs_on_the_test_server(pg_admin_url: str) -> None:
+    output = run_bench("bench_pruner.py", "--database-url", pg_admin_url)
+    assert_lines(output, rf"^prune [\d,]+ rows\s+[\d,]+\s+[\d,]+\s+{RATIO}$")
