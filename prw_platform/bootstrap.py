@@ -333,10 +333,7 @@ class Platform:
     def progress_reporter(self) -> ProgressReporter:
         """The live consumer's durable progress to resolver retention control, after its commit: over HTTP as
         the product principal when an export URL is configured, else in process (one deployment, one database)."""
-        return ProgressReporter(
-            streams=lambda: self.reports.stream_progress(),
-            sink_factory=lambda: self._progress_sink(),
-        )
+        return ProgressReporter(self.operator_db, self.product_db, sink_factory=lambda: self._progress_sink())
 
     def _progress_sink(self) -> ProgressSink:
         source = self.export_source

@@ -4,7 +4,7 @@ tenant, catalog and history epoch only after that commit; an interrupted report 
 events. The pruner may use only acknowledged durable progress").
 
 What is reported is ``product.progress``'s contiguous position, read after the apply transaction committed it
-(``progress.stream_progress`` through the operator read model): never a delivery, a queue ack or a parked event.
+(through the operator read model): never a delivery, a queue ack or a parked event.
 The product side never imports the resolver: the report goes through the ``ProgressSink`` port, which the
 composition root binds to ``POST /v1/exports/progress`` over HTTP as the product principal (the same client as the
 export stream, ``gaps.HttpExportSource``) or, in a single-process deployment without an export URL, to the
@@ -15,13 +15,14 @@ still holds the older position, which only retains more.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
+from prw_platform.db.database import Database
+from prw_platform.product import progress
 from prw_platform.product.gaps import ExportUnavailable, StreamKey
-from prw_platform.product.progress import LIVE_CONSUMER, StreamProgress
+from prw_platform.product.progress import LIVE_CONSUMER, UnreportedProgress
 
 log = logging.getLogger(__name__)
 
@@ -43,14 +44,15 @@ class ReportRound:
 
 @dataclass
 class ProgressReporter:
-    """The ``progress`` stage's service: report every stream whose contiguous position moved since its last
-    acknowledged report (in this process: after a restart every stream is reported once more, harmlessly)."""
+    """The ``progress`` stage's service: report every stream whose durable contiguous position is above the
+    position retention control last acknowledged (``product.progress.reported_position``, read across tenants
+    through ``reads``, written through ``writes`` as ``product_app`` after each acknowledgement). The probe is one
+    comparison of two columns, the same in every process."""
 
-    streams: Callable[[], list[StreamProgress]]
+    reads: Database
+    writes: Database
     sink: ProgressSink | None = None
     sink_factory: Callable[[], ProgressSink | None] | None = None
-    _acknowledged: dict[StreamKey, int] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def _sink(self) -> ProgressSink | None:
         if self.sink is None and self.sink_factory is not None:
@@ -58,35 +60,29 @@ class ProgressReporter:
             self.sink_factory = None
         return self.sink
 
-    def due(self) -> list[StreamProgress]:
-        with self._lock:
-            acknowledged = dict(self._acknowledged)
-        return [
-            p
-            for p in self.streams()
-            if p.applied_position
-            > acknowledged.get(StreamKey(p.tenant_id, p.catalog_id, p.history_epoch), -1)
-        ]
+    def due(self, limit: int = 1_000) -> list[UnreportedProgress]:
+        return progress.unreported(self.reads, limit)
 
     def has_work(self) -> bool:
-        return self._sink() is not None and bool(self.due())
+        return self._sink() is not None and bool(self.due(1))
 
     def run_batch(self, max_streams: int = 50) -> ReportRound:
         sink = self._sink()
         if sink is None:
             return ReportRound()
         reported = failed = advanced = 0
-        for p in self.due()[:max_streams]:
+        for p in self.due(max_streams):
             key = StreamKey(p.tenant_id, p.catalog_id, p.history_epoch)
             try:
-                acknowledged = sink.report_progress(key, LIVE_CONSUMER, p.applied_position)
+                acknowledged = sink.report_progress(key, LIVE_CONSUMER, p.contiguous_position)
             except ExportUnavailable as unavailable:
                 log.warning("progress report of %s failed: %s (%s)", key, unavailable, unavailable.code)
                 failed += 1
                 continue
+            # Only after the acknowledgement: an interrupted report is simply sent again (it only retains more).
+            progress.mark_reported(
+                self.writes, p.tenant_id, p.catalog_id, p.history_epoch, p.contiguous_position
+            )
             reported += 1
-            with self._lock:
-                before = self._acknowledged.get(key, -1)
-                self._acknowledged[key] = max(acknowledged, p.applied_position)
-            advanced += acknowledged > before
+            advanced += acknowledged > p.reported_position
         return ReportRound(reported, failed, advanced)

@@ -113,6 +113,9 @@ def test_the_pruner_removes_the_published_aged_prefix_below_the_reported_progres
     # The product consumer applies everything and reports its durable progress after its commit.
     drain(platform, stages=("apply", "progress"))
     assert status(deployment).consumers[0].acknowledged_position == 12
+    # What was acknowledged is remembered durably: another process (a Dagster run) has nothing to report.
+    with bootstrap(platform.settings) as another:
+        assert not another.progress_reporter.has_work()
 
     pruned = run_stage(platform, "prune")
 

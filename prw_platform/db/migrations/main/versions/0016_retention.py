@@ -12,6 +12,9 @@ Revises: 0015_dead_letter_discard
   progress (monotonic; only what the consumer reported after its own commit).
 * ``resolver.retention_lease``: renewable rebuild leases pinned at a position, with an expiry.
 * ``resolver.export_snapshot``: snapshot exports (POST /v1/exports/snapshots), idempotent per Idempotency-Key.
+* ``product.progress.reported_position``: the product side's durable memory of the last position retention
+  control acknowledged, so that the ``progress`` stage's probe is one indexed comparison in any process (a Dagster
+  run, a restarted worker) instead of a report of every stream on every round.
 
 Roles: ``resolver_app`` reads and writes the four tables of its tenant (RLS, INV-06): the export API, the
 progress reports and the export job. A new role ``resolver_pruner`` runs the pruner across tenants (like the relay
@@ -125,6 +128,10 @@ def _create_pruner_role() -> None:
 
 def upgrade() -> None:
     op.execute(TABLES)
+    op.execute(
+        "ALTER TABLE product.progress ADD COLUMN reported_position bigint NOT NULL DEFAULT 0 "
+        "CHECK (reported_position >= 0)"
+    )
     for table in RETENTION_TABLES:
         op.execute(f"GRANT SELECT, INSERT, UPDATE ON resolver.{table} TO resolver_app")
         op.execute(f"ALTER TABLE resolver.{table} ENABLE ROW LEVEL SECURITY")
@@ -171,6 +178,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.execute("ALTER TABLE product.progress DROP COLUMN reported_position")
     for table in ("outbox", "stream_cursor"):
         op.execute(f"DROP POLICY pruner_read ON resolver.{table}")
         op.execute(f"REVOKE ALL ON resolver.{table} FROM {PRUNER_ROLE}")
