@@ -216,3 +216,35 @@ def test_a_retired_consumer_no_longer_holds_retention_and_cannot_report(deployme
     assert run_stage(platform, "prune").taken == 2
     with pytest.raises(ValidationFailed):
         platform.retention.report_progress(deployment.stream, "shadow_audit", 3)
+
+
+def test_delivery_and_ack_alone_are_not_progress(deployment: Deployment) -> None:
+    """A lost delivery at position 1: the consumer receives, applies or parks and acks 2..6, yet its durable
+    contiguous position stays 0, and so does what retention control acknowledges: nothing is pruned."""
+    platform = deployment.platform
+    decide(deployment, 2)
+    run_stage(platform, "relay", Budget(batches=5))
+    with psycopg.connect(platform.urls.main, autocommit=True) as conn:
+        lost = conn.execute(
+            "DELETE FROM queue.message WHERE queue_name = 'accepted-changes' AND (body->>'sequence')::int = 1"
+        ).rowcount
+    assert lost == 1
+    applied = drain(platform, stages=("apply", "progress"))
+    assert applied.taken["apply"] == 5
+    assert applied.taken["progress"] == 0
+    assert status(deployment).consumers[0].acknowledged_position == 0
+    deployment.clock.advance(AGE * 2)
+    assert run_stage(platform, "prune").taken == 0
+    assert outbox_positions(platform, deployment.stream) == [1, 2, 3, 4, 5, 6]
+
+
+def test_the_pruner_role_deletes_published_outbox_rows_only(deployment: Deployment) -> None:
+    platform = deployment.platform
+    decide(deployment, 1)  # 1..3, unpublished
+    with platform.pruner_db.transaction() as conn:
+        assert conn.execute("DELETE FROM resolver.outbox").rowcount == 0
+    with pytest.raises(psycopg.errors.InsufficientPrivilege), platform.pruner_db.transaction() as conn:
+        conn.execute("UPDATE resolver.outbox SET published_at = now()")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege), platform.pruner_db.transaction() as conn:
+        conn.execute("UPDATE resolver.retention_consumer SET acknowledged_position = 3")
+    assert outbox_positions(platform, deployment.stream) == [1, 2, 3]
