@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import cached_property
 from types import TracebackType
 
@@ -39,9 +39,10 @@ from prw_platform.plugins import PluginRegistry, get_plugin_manager
 from prw_platform.plugins.query import QueryVocabulary
 from prw_platform.product.catalog import PublicCatalog
 from prw_platform.product.consumer.driver import ProductApply
-from prw_platform.product.gaps import ExportSource, GapCloser, HttpExportSource
+from prw_platform.product.gaps import ExportSource, GapCloser, HttpExportSource, StreamKey
 from prw_platform.product.queries import CursorCodec
 from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
+from prw_platform.product.retention_report import ProgressReporter, ProgressSink
 from prw_platform.provisioning import CatalogProvisioning
 from prw_platform.queues import (
     ACCEPTED_CHANGES,
@@ -77,10 +78,30 @@ from prw_platform.resolver.resolution import ResolutionServices
 from prw_platform.resolver.resolution.batch import ResolutionConsumer
 from prw_platform.resolver.resolution.dry_run import DryRunService
 from prw_platform.resolver.resolution.matching import CATALOG_SOURCE, LISTING_SOURCE, MatchingBench
+from prw_platform.resolver.retention import (
+    Pruner,
+    RetentionControl,
+    RetentionPolicy,
+    RetentionStatus,
+    retention_status,
+)
 from prw_platform.resolver.review import EvidenceLinks, ReviewQueue
+from prw_platform.resolver.snapshots import ExportLinks, ExportSnapshot, SnapshotExports, finished_exports
 from prw_platform.retry import RetryPolicy
 from prw_platform.runtime.stages import StageRegistry
 from prw_platform.storage import ObjectStore, build_object_store
+
+
+@dataclass(frozen=True, slots=True)
+class _InProcessProgressSink:
+    """The product's ``ProgressSink`` bound to the resolver's retention service in the same process (the
+    composition root is the one place that may join the two sides)."""
+
+    retention: RetentionControl
+
+    def report_progress(self, stream: StreamKey, consumer: str, position: int) -> int:
+        ref = StreamRef(stream.tenant_id, stream.catalog_id, stream.history_epoch)
+        return self.retention.report_progress(ref, consumer, position).acknowledged_position
 
 
 @dataclass
@@ -141,6 +162,13 @@ class Platform:
     def relay_db(self) -> Database:
         return self._database(
             self.urls.main, roles.RESOLVER_RELAY, self.settings.statement_timeout_consumer_ms, "relay"
+        )
+
+    @cached_property
+    def pruner_db(self) -> Database:
+        """resolver_pruner: retention rows of every stream; deletes published outbox rows, nothing else."""
+        return self._database(
+            self.urls.main, roles.RESOLVER_PRUNER, self.settings.statement_timeout_consumer_ms, "pruner"
         )
 
     @cached_property
@@ -327,7 +355,64 @@ class Platform:
     @cached_property
     def exports(self) -> ExportService:
         """The export stream for the product principal (GET /v1/exports/events): resolver_app, API timeouts."""
-        return ExportService(self.resolver_api_db)
+        return ExportService(self.resolver_api_db, clock=self.clock)
+
+    @cached_property
+    def retention_policy(self) -> RetentionPolicy:
+        settings = self.settings
+        return RetentionPolicy(
+            retention_age=timedelta(seconds=settings.retention_age_seconds),
+            lease_ttl=timedelta(seconds=settings.retention_lease_ttl_seconds),
+            blocked_alert_after=timedelta(seconds=settings.retention_blocked_alert_seconds),
+            lease_warn_before=timedelta(seconds=settings.retention_lease_warn_seconds),
+        )
+
+    @cached_property
+    def retention(self) -> RetentionControl:
+        """Retention control in one tenant (progress reports, leases): resolver_app, consumer timeouts."""
+        return RetentionControl(self.resolver_db, self.retention_policy, clock=self.clock)
+
+    @cached_property
+    def pruner(self) -> Pruner:
+        """AW-03 "Prune" across every stream, as ``resolver_pruner`` (deletes published outbox rows only)."""
+        return Pruner(self.pruner_db, self.retention_policy, clock=self.clock)
+
+    def retention_status(self, tenant_id: str | None = None) -> list[RetentionStatus]:
+        """Every stream's retention, blocked retention and leases near expiry (prw_operator, read-only)."""
+        return retention_status(self.operator_db, self.retention_policy, self.clock(), tenant_id=tenant_id)
+
+    @cached_property
+    def snapshot_exports(self) -> SnapshotExports:
+        """Snapshot exports (if_projection_bootstrap): the API and the ``exports`` stage as resolver_app (consumer
+        timeouts: a snapshot reads a whole catalog), pending exports found through ``resolver_pruner``, objects
+        in the exports bucket, links signed with a key derived from the token signing key."""
+        secret = derived_secret(self.token_signing_key, "prw export links v1")
+        return SnapshotExports(
+            self.resolver_db,
+            self.pruner_db,
+            self.store,
+            self.settings.exports_bucket,
+            ExportLinks(self.store, self.settings.exports_bucket, secret, clock=self.clock),
+            current_epoch=lambda tenant, catalog: self.streams(tenant, catalog).history_epoch,
+            policy=self.retention_policy,
+            clock=self.clock,
+        )
+
+    def finished_exports(self, since: datetime) -> list[ExportSnapshot]:
+        """Exports finished (ready or failed) since ``since``, every tenant (prw_operator, read-only)."""
+        return finished_exports(self.operator_db, since)
+
+    @cached_property
+    def progress_reporter(self) -> ProgressReporter:
+        """The live consumer's durable progress to resolver retention control, after its commit: over HTTP as
+        the product principal when an export URL is configured, else in process (one deployment, one database)."""
+        return ProgressReporter(self.operator_db, self.product_db, sink_factory=lambda: self._progress_sink())
+
+    def _progress_sink(self) -> ProgressSink:
+        source = self.export_source
+        if isinstance(source, HttpExportSource):
+            return source
+        return _InProcessProgressSink(self.retention)
 
     @cached_property
     def clients(self) -> CollectorClients:

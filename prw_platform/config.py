@@ -183,6 +183,15 @@ class Settings(BaseSettings):
     gap_head_check_seconds: int = Field(default=300, ge=1)
     #: The ``product_gaps`` asset check fails when a stream's gap has been open longer than this.
     gap_alert_after_seconds: int = Field(default=600, ge=0)
+    #: Retention (issue 10, AW-03 "Prune"): a published event stays at least this long (then only while a live
+    #: consumer or a rebuild lease still needs it).
+    retention_age_seconds: int = Field(default=7 * 86_400, ge=0)
+    #: A rebuild lease lives this long unless renewed (if_projection_bootstrap "Renew the lease throughout").
+    retention_lease_ttl_seconds: int = Field(default=1_800, ge=1)
+    #: The ``retention`` asset check fails when retention has been blocked this long by a consumer or a lease.
+    retention_blocked_alert_seconds: int = Field(default=6 * 3_600, ge=0)
+    #: ... and warns when a live lease expires within this many seconds.
+    retention_lease_warn_seconds: int = Field(default=300, ge=0)
 
     #: The LLM provider (``PRW_LLM__PROVIDER``, ...): disabled by default, so no page text leaves the platform.
     llm: LlmSettings = Field(default_factory=LlmSettings)

@@ -29,6 +29,9 @@ RELAY: Final = "relay"
 APPLY: Final = "apply"
 SWEEPER: Final = "sweeper"
 GAPS: Final = "gaps"
+PROGRESS: Final = "progress"
+PRUNE: Final = "prune"
+EXPORTS: Final = "exports"
 ASSIST: Final = "assist"
 REPLAY: Final = "replay"
 #: Seed 004: the scheduled files sweep (concurrency one) and the cleanup consumer (at most two at once).
@@ -41,6 +44,12 @@ RELAY_BATCH: Final = 100
 APPLY_BATCH: Final = 100
 #: The gap closer closes at most this many streams per batch.
 GAP_STREAMS: Final = 10
+#: The progress reporter reports at most this many streams per batch.
+PROGRESS_STREAMS: Final = 50
+#: The pruner deletes at most this many outbox rows per batch (in transactions of ``retention.PRUNE_CHUNK``).
+PRUNE_BATCH: Final = 100_000
+#: The export job builds at most this many snapshot exports per batch.
+EXPORT_BATCH: Final = 2
 #: The assist stage asks the model about at most this many review cases per batch (each a call of up to 60 s).
 ASSIST_BATCH: Final = 5
 #: The sweeper re-enqueues at most this many pending jobs per transaction.
@@ -116,6 +125,37 @@ def _close_gaps(platform: Platform, n: int) -> Batch:
     )
 
 
+def _report_progress(platform: Platform, n: int) -> Batch:
+    report = platform.progress_reporter.run_batch(max_streams=n)
+    # A failed report is not progress (the next round tries again); counting it would keep the stage busy.
+    return Batch(
+        report.reported, {"reported": report.reported, "advanced": report.advanced, "failed": report.failed}
+    )
+
+
+def _prune(platform: Platform, n: int) -> Batch:
+    report = platform.pruner.run_batch(max_rows=n)
+    return Batch(
+        report.rows,
+        {
+            "rows": report.rows,
+            "streams": sum(1 for s in report.streams if s.pruned),
+            "blocked": len(report.blocked),
+        },
+    )
+
+
+def _export(platform: Platform, n: int) -> Batch:
+    done = platform.snapshot_exports.run_batch(max_exports=n)
+    return Batch(
+        len(done),
+        {
+            "ready": sum(1 for e in done if e.status == "ready"),
+            "failed": sum(1 for e in done if e.status == "failed"),
+        },
+    )
+
+
 def _sweep(platform: Platform, n: int) -> Batch:
     report = platform.sweeper.run_batch(limit=n)
     # A job whose send failed again is not progress: counting it would keep the sweeper from idling.
@@ -179,6 +219,40 @@ def default_stages() -> StageRegistry:
                 prepare=lambda p: p.gap_closer,
                 batch_size=GAP_STREAMS,
                 idle_sleep=5.0,
+            ),
+            Stage(
+                PROGRESS,
+                "Report the live consumer's durable contiguous progress to resolver retention control, after the"
+                " apply commit (issue 10, if_accepted_change).",
+                run_batch=_report_progress,
+                has_work=lambda p: p.progress_reporter.has_work(),
+                prepare=lambda p: p.progress_reporter,
+                batch_size=PROGRESS_STREAMS,
+                idle_sleep=5.0,
+            ),
+            Stage(
+                PRUNE,
+                "AW-03 Prune: delete the contiguous prefix of published, aged outbox events no live consumer and no"
+                " unexpired rebuild lease still needs (issue 10).",
+                run_batch=_prune,
+                has_work=lambda p: p.pruner.has_work(),
+                prepare=lambda p: p.pruner,
+                batch_size=PRUNE_BATCH,
+                idle_sleep=300.0,
+                pipeline=False,
+                cron="17 * * * *",
+            ),
+            Stage(
+                EXPORTS,
+                "Build requested snapshot exports: lease pinned after P, one REPEATABLE READ snapshot at the"
+                " committed cursor W, checksummed objects, manifest ready after a valid lease check"
+                " (if_projection_bootstrap).",
+                run_batch=_export,
+                has_work=lambda p: p.snapshot_exports.has_work(),
+                prepare=lambda p: p.snapshot_exports,
+                batch_size=EXPORT_BATCH,
+                idle_sleep=5.0,
+                pipeline=False,
             ),
             Stage(
                 REPLAY,

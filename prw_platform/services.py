@@ -146,6 +146,7 @@ from prw_platform.resolver.resolution.matching import (
     RankedRecord,
     Record,
 )
+from prw_platform.resolver.retention import PruneReport, RetentionStatus
 from prw_platform.resolver.review import (
     Candidate,
     CaseSummary,
@@ -158,6 +159,8 @@ from prw_platform.resolver.review import (
     ReviewPage,
     ReviewQueue,
 )
+from prw_platform.resolver.snapshots import AGGREGATES as EXPORT_AGGREGATES
+from prw_platform.resolver.snapshots import ExportSnapshot, ExportView, SnapshotExports
 
 __all__ = [
     "AUTO",
@@ -166,6 +169,7 @@ __all__ = [
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_TENANT_ID",
     "EXPORTS_READ",
+    "EXPORT_AGGREGATES",
     "FILE_STATES",
     "IMPROVEMENT_STATUSES",
     "KEEP",
@@ -213,6 +217,8 @@ __all__ = [
     "ExistingFile",
     "ExportPage",
     "ExportService",
+    "ExportSnapshot",
+    "ExportView",
     "FileView",
     "Heartbeat",
     "HeartbeatAck",
@@ -252,6 +258,7 @@ __all__ = [
     "ProductApply",
     "ProvisionedCatalog",
     "ProvisionedClient",
+    "PruneReport",
     "PublicCatalog",
     "PublicItem",
     "RankedRecord",
@@ -270,6 +277,7 @@ __all__ = [
     "ReplayService",
     "ReplayView",
     "ResolutionConsumer",
+    "RetentionStatus",
     "RetireItem",
     "ReviewAction",
     "ReviewCounts",
@@ -283,6 +291,7 @@ __all__ = [
     "SetReleasePolicy",
     "ShippingEvaluation",
     "ShippingPolicySpec",
+    "SnapshotExports",
     "SourceSpec",
     "SourceSummary",
     "TenantReceipt",

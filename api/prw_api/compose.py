@@ -22,6 +22,7 @@ def intake_app(platform: Platform, *, lifespan: Lifespan[FastAPI] | None = None)
         platform.collector_auth,
         platform.collectors,
         platform.exports,
+        platform.snapshot_exports,
         lifespan=lifespan,
     )
 

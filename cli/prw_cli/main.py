@@ -69,6 +69,16 @@ class PrwCommands(LazyGroup):
             "Dead-letter queues: list them, show an entry, re-drive entries to their queue.",
         ),
         LazyCommand(
+            "retention",
+            "prw_cli.commands.retention:app",
+            "Outbox retention (AW-03 Prune): status of every stream (consumers, leases, blocked retention), prune now.",
+        ),
+        LazyCommand(
+            "export",
+            "prw_cli.commands.retention:export_app",
+            "Snapshot exports of a catalog (if_projection_bootstrap): build one now and print its manifest.",
+        ),
+        LazyCommand(
             "items",
             "prw_cli.commands.items:app",
             "Catalog items: retire one (an operator decision; the next release removes it).",

@@ -57,6 +57,11 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "resolver.item_identifier": "prw_platform.resolver.decisions.identity",
         "resolver.stream_cursor": "prw_platform.resolver.decisions.stream",
         "resolver.outbox": "prw_platform.resolver.outbox",
+        # Retention control and snapshot exports (issue 10, AW-03 "Prune", if_projection_bootstrap).
+        "resolver.retention_stream": "prw_platform.resolver.retention",
+        "resolver.retention_consumer": "prw_platform.resolver.retention",
+        "resolver.retention_lease": "prw_platform.resolver.retention",
+        "resolver.export_snapshot": "prw_platform.resolver.snapshots",
         "resolver.release": "prw_platform.resolver.decisions.releases",
         "resolver.release_pointer": "prw_platform.resolver.decisions.releases",
         "resolver.released_item": "prw_platform.resolver.decisions.releases",

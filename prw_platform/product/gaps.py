@@ -125,6 +125,33 @@ class HttpExportSource:
             return ExportedPage(head=int(body["head"]), events=tuple(body["events"]))
         raise ExportUnavailable("the export stream refused a fresh token", code="INVALID_TOKEN")
 
+    def report_progress(self, stream: StreamKey, consumer: str, position: int) -> int:
+        """``POST /v1/exports/progress``: the live consumer's durable position, reported after its commit
+        (issue 10, ``retention_report``); the position the resolver acknowledges."""
+        body = {
+            "history_epoch": stream.history_epoch,
+            "catalog_id": stream.catalog_id,
+            "consumer": consumer,
+            "position": position,
+        }
+        for attempt in (1, 2):
+            token = self._access_token(refresh=attempt == 2)
+            try:
+                response = self._client.post(
+                    "/v1/exports/progress", json=body, headers={"Authorization": f"Bearer {token}"}
+                )
+            except httpx.HTTPError as exc:
+                raise ExportUnavailable(f"retention control unreachable: {exc}") from exc
+            if response.status_code == 401 and attempt == 1:
+                continue
+            if response.status_code != 200:
+                raise ExportUnavailable(
+                    f"retention control answered {response.status_code}: {response.text[:300]}",
+                    code=_error_code(response),
+                )
+            return int(response.json()["acknowledged_position"])
+        raise ExportUnavailable("retention control refused a fresh token", code="INVALID_TOKEN")
+
     def _access_token(self, *, refresh: bool) -> str:
         with self._lock:
             if self._token is None or refresh:

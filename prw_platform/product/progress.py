@@ -177,3 +177,46 @@ def _applied_positions(conn: Connection, tenant_id: str) -> dict[tuple[str, str]
         .fetchall()
     )
     return {(row.catalog_id, row.history_epoch): row.contiguous_position for row in rows}
+
+
+# -- Reports to resolver retention control (issue 10, ``retention_report``). -----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class UnreportedProgress:
+    """A stream whose durable contiguous position is above what retention control last acknowledged."""
+
+    tenant_id: str
+    catalog_id: str
+    history_epoch: str
+    contiguous_position: int
+    reported_position: int
+
+
+def unreported(db: Database, limit: int) -> list[UnreportedProgress]:
+    """The live consumer's streams with progress not yet reported, every tenant (``prw_operator``, read-only)."""
+
+    def read(conn: Connection) -> list[UnreportedProgress]:
+        with conn.cursor(row_factory=class_row(UnreportedProgress)) as cur:
+            return cur.execute(
+                """SELECT tenant_id, catalog_id, history_epoch, contiguous_position, reported_position
+                   FROM product.progress
+                   WHERE consumer = %s AND contiguous_position > reported_position
+                   ORDER BY tenant_id, catalog_id, history_epoch
+                   LIMIT %s""",
+                (LIVE_CONSUMER, limit),
+            ).fetchall()
+
+    return db.run(read, read_only=True)
+
+
+def mark_reported(db: Database, tenant_id: str, catalog_id: str, history_epoch: str, position: int) -> None:
+    """Remember (monotonically) that retention control acknowledged ``position`` of the stream."""
+    db.run(
+        lambda conn: conn.execute(
+            """UPDATE product.progress SET reported_position = GREATEST(reported_position, %s)
+               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND consumer = %s""",
+            (position, tenant_id, catalog_id, history_epoch, LIVE_CONSUMER),
+        ),
+        tenant_id=tenant_id,
+    )

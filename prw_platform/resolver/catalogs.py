@@ -83,7 +83,14 @@ def provision_catalog(
         )
         for source in spec.sources:
             _provision_source(conn, spec, source)
-        return open_cursor(conn, stream, clock())
+        now = clock()
+        opened = open_cursor(conn, stream, now)
+        # AW-03 "Prune": the stream's retention row and the product's live consumer, from the first event on.
+        # (Imported here: retention's errors live in the intake package, which imports this module.)
+        from prw_platform.resolver import retention
+
+        retention.open_stream(conn, stream, now)
+        return opened
 
     opened = resolver.run(work, tenant_id=spec.tenant_id)
     return ProvisionedCatalog(stream, spec.release_policy, tuple(s.source_id for s in spec.sources), opened)

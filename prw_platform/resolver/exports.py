@@ -9,8 +9,12 @@ Mismatch -> 403 TENANT_SCOPE_DENIED."
 
 One REPEATABLE READ READ ONLY snapshot reads the committed cursor H of the stream and the events in (W, H]:
 positions are allocated under the cursor lock and commit in position order (AW-01), so every event at or below H
-is committed and visible, and the page never shows a hole. Retention leases and 410 EXPORT_EXPIRED come with the
-retention issue; until then nothing is pruned, so every position is still there.
+is committed and visible, and the page never shows a hole.
+
+Retention (issue 10): the same snapshot reads the pruned-through cursor P. A cursor ``after < P`` is stale (the
+positions after it are pruned): 410 EXPORT_EXPIRED, restart from a new export. With ``lease_id`` (a rebuild's
+catch-up), the lease must pin this stream and be neither expired nor released, also 410 otherwise. The live
+consumer reports its durable progress here as well (``POST /v1/exports/progress``, ``report_progress``).
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ from typing import Any, Final
 
 from prw_platform.auth.principal import CollectorPrincipal
 from prw_platform.auth.scopes import EXPORTS_READ
+from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import REPEATABLE_READ, Connection, Database
-from prw_platform.resolver import outbox
+from prw_platform.db.errors import DatabaseUnavailable
+from prw_platform.resolver import outbox, retention
 from prw_platform.resolver.decisions.commands import StreamRef
 from prw_platform.resolver.decisions.stream import committed_position
 from prw_platform.resolver.intake.errors import NotFound, TenantScopeDenied, ValidationFailed
+from prw_platform.resolver.retention import ProgressAck, RetentionUnavailable
 
 #: Events per page at most (and by default).
 MAX_EXPORT_LIMIT: Final = 1_000
@@ -50,8 +57,9 @@ class ExportPage:
 class ExportService:
     """The export stream over ``resolver_app`` (API timeouts), tenant-scoped by RLS (INV-06)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, clock: Clock = utc_now) -> None:
         self._db = db
+        self._clock = clock
 
     def events(
         self,
@@ -61,6 +69,7 @@ class ExportService:
         history_epoch: str,
         limit: int = MAX_EXPORT_LIMIT,
         catalog_id: str | None = None,
+        lease_id: str | None = None,
     ) -> ExportPage:
         principal.require_scope(EXPORTS_READ)
         if catalog_id is not None and catalog_id != principal.catalog_id:
@@ -75,6 +84,13 @@ class ExportService:
             head = committed_position(conn, stream)
             if head is None:
                 raise NotFound(f"no stream {history_epoch} in catalog {principal.catalog_id}")
+            if lease_id is not None:
+                retention.check_lease(conn, lease_id, stream, now)
+            pruned = retention.pruned_through(conn, stream) or 0
+            if after < pruned:
+                raise retention.ExportExpired(
+                    f"positions after {after} are pruned (through {pruned}); restart from a new export"
+                )
             rows = outbox.read_stream(
                 conn, stream.tenant_id, stream.catalog_id, history_epoch, after, head, limit
             )
@@ -87,4 +103,33 @@ class ExportService:
                 events=tuple(row.body for row in rows),
             )
 
-        return self._db.run(read, tenant_id=principal.tenant_id, isolation=REPEATABLE_READ, read_only=True)
+        now = self._clock()
+        try:
+            return self._db.run(
+                read, tenant_id=principal.tenant_id, isolation=REPEATABLE_READ, read_only=True
+            )
+        except DatabaseUnavailable as exc:
+            raise RetentionUnavailable("the export stream is unavailable; retry later") from exc
+
+    def report_progress(
+        self,
+        principal: CollectorPrincipal,
+        *,
+        history_epoch: str,
+        position: int,
+        consumer: str = retention.LIVE_CONSUMER,
+        catalog_id: str | None = None,
+    ) -> ProgressAck:
+        """The product consumer's durable progress, reported after its commit (if_accepted_change; monotonic)."""
+        principal.require_scope(EXPORTS_READ)
+        if catalog_id is not None and catalog_id != principal.catalog_id:
+            raise TenantScopeDenied(f"this client may report for {principal.catalog_id} only")
+        stream = StreamRef(principal.tenant_id, principal.catalog_id, history_epoch)
+        now = self._clock()
+        try:
+            return self._db.run(
+                lambda conn: retention.report_progress(conn, stream, consumer, position, now),
+                tenant_id=principal.tenant_id,
+            )
+        except DatabaseUnavailable as exc:
+            raise RetentionUnavailable("retention control is unavailable; retry later") from exc

@@ -10,13 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from prw_platform.contracts import AcceptedChange
 from prw_platform.db.database import Connection
+
+if TYPE_CHECKING:
+    from prw_platform.resolver.decisions.commands import StreamRef
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,3 +149,60 @@ def events_of_decision(conn: Connection, tenant_id: str, decision_id: str) -> li
                WHERE tenant_id = %s AND decision_id = %s ORDER BY position""",
             (tenant_id, decision_id),
         ).fetchall()
+
+
+# -- Retention (AW-03 "Prune"): the pruner decides how far, through ``resolver.retention``; these touch the rows. --
+
+
+def prunable_prefix_end(conn: Connection, stream: StreamRef, after: int, upto: int, cutoff: datetime) -> int:
+    """The greatest position t in (after, upto] such that every position after + 1 .. t is present, published
+    and published at or before ``cutoff``; ``after`` when the first one is not. One ordered range scan of the
+    primary key: the row number equals ``position - after`` exactly while the prefix has no hole, and the
+    running ``bool_and`` stays true while every row so far is published and old enough."""
+    if upto <= after:
+        return after
+    with conn.cursor(row_factory=scalar_row) as cur:
+        end = cur.execute(
+            """SELECT coalesce(max(position), %(after)s) FROM (
+                   SELECT position,
+                          row_number() OVER w AS rn,
+                          bool_and(published_at IS NOT NULL AND published_at <= %(cutoff)s) OVER w AS ok
+                   FROM resolver.outbox
+                   WHERE tenant_id = %(tenant)s AND catalog_id = %(catalog)s AND history_epoch = %(epoch)s
+                     AND position > %(after)s AND position <= %(upto)s
+                   WINDOW w AS (ORDER BY position)
+               ) prefix
+               WHERE ok AND rn = position - %(after)s""",
+            {
+                "after": after,
+                "upto": upto,
+                "cutoff": cutoff,
+                "tenant": stream.tenant_id,
+                "catalog": stream.catalog_id,
+                "epoch": stream.history_epoch,
+            },
+        ).fetchone()
+    return int(end if end is not None else after)
+
+
+def prune_prefix(conn: Connection, stream: StreamRef, after: int, through: int) -> int:
+    """Delete positions after + 1 .. through of ``stream`` (published rows only: the pruner's role may not delete
+    another), the number deleted. The caller holds the stream's retention lock and checked the prefix."""
+    return conn.execute(
+        """DELETE FROM resolver.outbox
+           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s
+             AND position > %s AND position <= %s AND published_at IS NOT NULL""",
+        (stream.tenant_id, stream.catalog_id, stream.history_epoch, after, through),
+    ).rowcount
+
+
+def eligible_at(conn: Connection, stream: StreamRef, position: int, cutoff: datetime) -> bool:
+    """Is the event at ``position`` present, published and published at or before ``cutoff``?"""
+    with conn.cursor(row_factory=scalar_row) as cur:
+        found = cur.execute(
+            """SELECT EXISTS (SELECT 1 FROM resolver.outbox
+                   WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND position = %s
+                     AND published_at IS NOT NULL AND published_at <= %s)""",
+            (stream.tenant_id, stream.catalog_id, stream.history_epoch, position, cutoff),
+        ).fetchone()
+    return bool(found)

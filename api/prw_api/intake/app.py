@@ -13,10 +13,17 @@ from prw_api.errors import ApiError, from_core_error, install_error_handlers, re
 from prw_api.intake.deps import TOKEN_PATH, bearer_token
 from prw_api.intake.routes import captures, oauth, receipts, uploads, workers
 from prw_api.intake.routes import exports as exports_routes
+from prw_api.intake.routes import snapshots as snapshots_routes
 from prw_api.middleware import BodyLimit, RouteBodyLimit, install_input_hardening
 from prw_platform.config import Settings
 from prw_platform.errors import ArtifactTooLarge, AuthError, ValidationFailed
-from prw_platform.services import CollectorAuthService, CollectorService, ExportService, IntakeService
+from prw_platform.services import (
+    CollectorAuthService,
+    CollectorService,
+    ExportService,
+    IntakeService,
+    SnapshotExports,
+)
 
 
 def create_app(
@@ -25,6 +32,7 @@ def create_app(
     auth: CollectorAuthService,
     collectors: CollectorService,
     exports: ExportService | None = None,
+    snapshots: SnapshotExports | None = None,
     *,
     lifespan: Lifespan[FastAPI] | None = None,
 ) -> FastAPI:
@@ -45,6 +53,8 @@ def create_app(
     app.state.collectors = collectors
     #: The product principal's export stream (gap closure); absent, its route answers 404.
     app.state.exports = exports
+    #: Snapshot exports (if_projection_bootstrap); absent, their routes answer 404.
+    app.state.snapshots = snapshots
     install_error_handlers(app)
     _authenticate_before_validating(app, auth)
     install_input_hardening(
@@ -73,6 +83,8 @@ def create_app(
         app.include_router(router)
     if exports is not None:
         app.include_router(exports_routes.router)
+    if snapshots is not None:
+        app.include_router(snapshots_routes.router)
     return app
 
 

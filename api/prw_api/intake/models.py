@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from prw_platform.services import HeartbeatAck, Receipt, ReceiptStatus, Registered
 
@@ -133,3 +133,66 @@ class ExportEventsBody(BaseModel):
     head: int
     next_after: int
     events: list[dict[str, Any]]
+
+
+class ProgressReportBody(BaseModel):
+    """POST /v1/exports/progress: a consumer's greatest contiguous processed position of one stream of the
+    principal's catalog, reported after the consumer committed it (if_accepted_change)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    history_epoch: str = Field(min_length=1, max_length=200)
+    position: int = Field(ge=0)
+    consumer: str = Field(default="product_live", pattern=r"^[a-z][a-z0-9_]{0,62}$")
+    catalog_id: str | None = Field(default=None, max_length=200)
+
+
+class ProgressAckBody(BaseModel):
+    consumer: str
+    acknowledged_position: int
+    #: False when the report was not above the acknowledged position (ignored, logged).
+    advanced: bool
+
+
+class ExportSnapshotRequestBody(BaseModel):
+    """POST /v1/exports/snapshots (if_projection_bootstrap example): tenant and catalog are only checked against
+    the token; ``aggregates`` defaults to every type."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tenant_id: str | None = Field(default=None, max_length=200)
+    catalog_id: str | None = Field(default=None, max_length=200)
+    aggregates: list[str] | None = Field(default=None, max_length=20)
+
+
+class ExportObjectLinkBody(BaseModel):
+    aggregate: str
+    #: The object's checksum (and content address); the GET answers it in ``X-Content-SHA256`` too.
+    sha256: str
+    size: int
+    #: Aggregates (JSON lines) in the object.
+    count: int
+    #: A signed link scoped to this export and object; GET the manifest again when it expired.
+    url: str
+    expires_at: datetime
+
+
+class ExportSnapshotBody(BaseModel):
+    """A snapshot export: pending, or ready with its manifest (history epoch, the committed cursor W it was read
+    at, the lease that retains the tail after W, one checksummed object per aggregate type)."""
+
+    export_id: str
+    status: str
+    tenant_id: str
+    catalog_id: str
+    aggregates: list[str]
+    history_epoch: str | None = None
+    position: int | None = None
+    lease_id: str | None = None
+    objects: list[ExportObjectLinkBody] = Field(default_factory=list)
+
+
+class ExportLeaseBody(BaseModel):
+    lease_id: str
+    pinned_at: int
+    expires_at: datetime

@@ -17,7 +17,7 @@ import dagster as dg
 
 from prw_orchestration.defs.state import replay_metadata
 from prw_orchestration.resources import PlatformResource
-from prw_platform.pipeline import default_stages
+from prw_platform.pipeline import EXPORTS, PRUNE, default_stages
 from prw_platform.runtime import Budget, Stage, has_work, run_stage
 
 #: Batches one run does at most (a run stops earlier when its source is drained).
@@ -149,11 +149,14 @@ def stage_schedule(stage: Stage, job: dg.JobDefinition) -> dg.ScheduleDefinition
     return schedule
 
 
+#: Stages with a dedicated job (``defs/retention.py``: their runs also record asset materializations).
+DEDICATED_STAGES = frozenset({PRUNE, EXPORTS})
 STAGES = default_stages()
-PIPELINE_JOBS = tuple(stage_job(stage) for stage in STAGES)
-_JOB_OF = dict(zip(STAGES.names(), PIPELINE_JOBS, strict=True))
-SENSOR_OF = {s.name: stage_sensor(s, _JOB_OF[s.name]) for s in STAGES if s.cron is None}
+_GENERATED = tuple(s for s in STAGES if s.name not in DEDICATED_STAGES)
+PIPELINE_JOBS = tuple(stage_job(stage) for stage in _GENERATED)
+_JOB_OF = dict(zip((s.name for s in _GENERATED), PIPELINE_JOBS, strict=True))
+SENSOR_OF = {s.name: stage_sensor(s, _JOB_OF[s.name]) for s in _GENERATED if s.cron is None}
 PIPELINE_SENSORS = tuple(SENSOR_OF.values())
-STAGE_SCHEDULES = tuple(stage_schedule(s, _JOB_OF[s.name]) for s in STAGES if s.cron is not None)
+STAGE_SCHEDULES = tuple(stage_schedule(s, _JOB_OF[s.name]) for s in _GENERATED if s.cron is not None)
 
 resolution_jobs_sensor = SENSOR_OF["resolution"]

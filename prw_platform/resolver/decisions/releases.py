@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import LiteralString, Protocol, TypeVar
+from typing import Any, LiteralString, Protocol, TypeVar
 
 from psycopg import sql
 from psycopg.rows import class_row, scalar_row, tuple_row
@@ -339,3 +339,30 @@ def _remember(
         conn.execute(
             statement, (tenant_id, fact.catalog_id, key, fact.revision, release.publication_revision)
         )
+
+
+def released_revisions(conn: Connection, tenant_id: str, catalog_id: str) -> dict[str, Any]:
+    """What the catalog's current public release holds, as revisions (the snapshot export's ``release`` object,
+    if_projection_bootstrap "all accepted state including private/public releases and aggregate revisions"): the
+    publication revision and every released item and listing with the revisions it published."""
+    with conn.cursor(row_factory=scalar_row) as cur:
+        publication: int | None = cur.execute(
+            "SELECT publication_revision FROM resolver.release_pointer WHERE tenant_id = %s AND catalog_id = %s",
+            (tenant_id, catalog_id),
+        ).fetchone()
+    items = conn.execute(
+        """SELECT item_id, revision, publication_revision FROM resolver.released_item
+           WHERE tenant_id = %s AND catalog_id = %s ORDER BY item_id""",
+        (tenant_id, catalog_id),
+    ).fetchall()
+    listings = conn.execute(
+        """SELECT listing_id, item_id, mapping_revision, listing_revision, publication_revision
+           FROM resolver.released_listing WHERE tenant_id = %s AND catalog_id = %s ORDER BY listing_id""",
+        (tenant_id, catalog_id),
+    ).fetchall()
+    return {
+        "release": release_id_for(catalog_id),
+        "publication_revision": publication,
+        "items": [dict(row) for row in items],
+        "listings": [dict(row) for row in listings],
+    }

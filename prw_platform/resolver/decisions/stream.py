@@ -106,3 +106,21 @@ def committed_position(conn: Connection, stream: StreamRef) -> int | None:
             (stream.tenant_id, stream.catalog_id, stream.history_epoch),
         ).fetchone()
     return None if row is None else row.committed_position
+
+
+@dataclass(frozen=True, slots=True)
+class _OpenCursorRow:
+    history_epoch: str
+    committed_position: int
+
+
+def open_stream_position(conn: Connection, tenant_id: str, catalog_id: str) -> tuple[str, int] | None:
+    """The catalog's unfenced stream (its current history epoch in this database) and its committed cursor W, in
+    the caller's snapshot (the snapshot export, if_projection_bootstrap "Read one snapshot"); None when none."""
+    with conn.cursor(row_factory=class_row(_OpenCursorRow)) as cur:
+        row = cur.execute(
+            """SELECT history_epoch, committed_position FROM resolver.stream_cursor
+               WHERE tenant_id = %s AND catalog_id = %s AND fenced_at IS NULL""",
+            (tenant_id, catalog_id),
+        ).fetchone()
+    return None if row is None else (row.history_epoch, row.committed_position)

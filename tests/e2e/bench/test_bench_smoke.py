@@ -137,3 +137,8 @@ def test_bench_replay_smoke_replays_real_pages_beside_fresh_resolution(pg_admin_
         output,
         rf"^replay vs fresh resolution: [\d.]+ vs [\d.]+ captures/s, ratio {RATIO}$",
     )
+
+
+def test_bench_pruner_smoke_runs_on_the_test_server(pg_admin_url: str) -> None:
+    output = run_bench("bench_pruner.py", "--database-url", pg_admin_url)
+    assert_lines(output, rf"^prune [\d,]+ rows\s+[\d,]+\s+[\d,]+\s+{RATIO}$")

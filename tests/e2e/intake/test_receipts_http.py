@@ -101,6 +101,7 @@ def test_the_openapi_document_has_stable_operation_ids_and_the_collector_oauth2_
         "submitCapture",
         "getReceipt",
         "getExportEvents",
+        "reportExportProgress",
     }
     assert "collectorOAuth2" in document["components"]["securitySchemes"]
 

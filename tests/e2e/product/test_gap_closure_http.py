@@ -133,6 +133,8 @@ def test_lost_and_dead_lettered_deliveries_are_fetched_from_the_export_stream_an
         assert (progress.applied_position, progress.parked_count, progress.gap_opened_at) == (12, 0, None)
         # Nothing left to do: the pipeline (gaps included) is drained.
         assert not product.gap_closer.has_work()
+        # The durable position goes to resolver retention control once (issue 10), then nothing is left.
+        assert run_stage(product, "progress").taken == 1
         assert set(drain(product).taken.values()) == {0}
 
 

@@ -37,6 +37,9 @@ def test_the_whole_definitions_load() -> None:
         "files_sweep_job",
         "files_cleanup_job",
         "platform_state_job",
+        "progress_job",
+        "prune_job",
+        "exports_job",
     }
     assert {s.name for s in repository.sensor_defs} == {
         "resolution_jobs_sensor",
@@ -48,11 +51,14 @@ def test_the_whole_definitions_load() -> None:
         "assist_sensor",
         "replay_sensor",
         "files_cleanup_sensor",
+        "progress_sensor",
+        "exports_sensor",
     }
     assert {s.name for s in repository.schedule_defs} == {
         "pending_job_sweep",
         "files_sweep_schedule",
         "platform_state_schedule",
+        "prune_schedule",
     }
     checks = {key.name for key in repository.asset_graph.asset_check_keys}
     assert checks == {
@@ -63,6 +69,8 @@ def test_the_whole_definitions_load() -> None:
         "product_gap_age",
         "dead_letter_queues_empty",
         "failed_files_reviewed",
+        "retention_not_blocked",
+        "retention_leases_not_expiring",
     }
     assert {key.to_user_string() for key in repository.asset_graph.get_all_asset_keys()} == {
         "captures",
@@ -73,6 +81,8 @@ def test_the_whole_definitions_load() -> None:
         "dead_letter_queues",
         "improvement_replays",
         "catalog_files",
+        "retention",
+        "exports",
     }
 
 

@@ -46,7 +46,7 @@ def test_a_subgroup_resolves_its_own_commands() -> None:
 def test_a_typo_suggests_the_declared_command() -> None:
     result = runner.invoke(app, ["extarct"], env={"COLUMNS": "200"})
     assert result.exit_code == 2
-    assert "Did you mean 'extract'?" in result.output
+    assert "Did you mean 'extract'" in result.output
 
 
 def test_help_summary_joins_the_first_paragraph_on_one_line() -> None:

@@ -16,11 +16,14 @@ from prw_platform.deployment import DatabaseUrls
 from prw_platform.pipeline import (
     APPLY,
     ASSIST,
+    EXPORTS,
     FILES_CLEANUP,
     FILES_SWEEP,
     GAPS,
     IDENTITY,
     NORMALIZE,
+    PROGRESS,
+    PRUNE,
     RELAY,
     REPLAY,
     RESOLUTION,
@@ -92,18 +95,32 @@ def test_the_platform_registers_the_pipeline_stages_in_order_and_the_sweeper_bes
         RELAY,
         APPLY,
         GAPS,
+        PROGRESS,
+        PRUNE,
+        EXPORTS,
         REPLAY,
         ASSIST,
         SWEEPER,
         FILES_SWEEP,
         FILES_CLEANUP,
     )
-    assert registry.names(pipeline_only=True) == (RESOLUTION, NORMALIZE, IDENTITY, RELAY, APPLY, GAPS)
+    assert registry.names(pipeline_only=True) == (
+        RESOLUTION,
+        NORMALIZE,
+        IDENTITY,
+        RELAY,
+        APPLY,
+        GAPS,
+        PROGRESS,
+    )
     assert registry[SWEEPER].cron is not None
     # Seed 004: "The sweep has reserved concurrency of one and the consumer mapping permits two".
     assert registry[FILES_SWEEP].cron is not None
     assert registry[FILES_SWEEP].concurrency == 1
     assert registry[FILES_CLEANUP].concurrency == 2
+    # Issue 10: the pruner runs on its schedule, exports when one is requested; neither is part of the pipeline.
+    assert registry[PRUNE].cron is not None
+    assert registry[EXPORTS].cron is None
     assert all(s.cron is None for s in registry if s.pipeline)
 
 
