@@ -68,6 +68,14 @@ class CountingPgProxy:
         for thread in self._threads:
             thread.join(timeout=5)
 
+    def _connect_upstream(self) -> socket.socket:
+        host, port = self._upstream
+        if host.startswith("/"):  # a Unix-domain socket directory (the embedded server)
+            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            server.connect(f"{host}/.s.PGSQL.{port}")
+            return server
+        return socket.create_connection(self._upstream)
+
     def _spawn(self, target: object, *args: object) -> None:
         thread = threading.Thread(target=target, args=args, daemon=True)  # type: ignore[arg-type]
         self._threads.append(thread)
@@ -80,7 +88,7 @@ class CountingPgProxy:
             except OSError:
                 return
             try:
-                server = socket.create_connection(self._upstream)
+                server = self._connect_upstream()
             except OSError:
                 _close(client)
                 continue

@@ -58,3 +58,11 @@ class ReplayInProgress(ImprovementError):
 
     code = "REPLAY_IN_PROGRESS"
     status = 409
+
+
+class UnknownDefinitionVersion(ImprovementError):
+    """422 UNKNOWN_DEFINITION_VERSION: a pinned attribute definition version that the pinned profile does not
+    define (definitions are versioned inside a profile: ``np_storage@4`` carries ``storage:capacity`` at 2)."""
+
+    code = "UNKNOWN_DEFINITION_VERSION"
+    status = 422

@@ -62,7 +62,9 @@ from prw_platform.resolver.improvements.errors import (
     InvalidImprovementTransition,
     ReplayForbidden,
     ReplayInProgress,
+    UnknownDefinitionVersion,
 )
+from prw_platform.resolver.improvements.pins import check_pins, definition_versions
 from prw_platform.resolver.improvements.service import Selection, selected_captures
 from prw_platform.resolver.intake import jobs
 from prw_platform.resolver.intake.captures import CaptureRecord, load_capture
@@ -108,21 +110,8 @@ def replay_pins(improvement: store.Improvement) -> ReplayPins:
         adapter=improvement.adapter_version,
         profile=improvement.profile_version,
         identity_generation=1,
-        definition_versions=_definition_versions(improvement.definition_version),
+        definition_versions=definition_versions(improvement.definition_version),
     )
-
-
-def _definition_versions(text: str | None) -> dict[str, int] | None:
-    """``storage:heatsink@1,storage:capacity@2`` → ``{"storage:heatsink": 1, ...}``; anything else is not a pin."""
-    if not text:
-        return None
-    out: dict[str, int] = {}
-    for part in text.split(","):
-        key, _, version = part.strip().rpartition("@")
-        if not key or not version.isdigit():
-            return None
-        out[key] = int(version)
-    return out
 
 
 class ReplayService:
@@ -248,10 +237,9 @@ class ReplayService:
         return OutgoingMessage(message.to_message(), message_id=job_id)
 
     def _check_pins(self, pins: ReplayPins) -> None:
-        if pins.adapter is not None and pins.adapter not in self._registry.adapter_pins:
-            raise UnknownAdapterVersion(f"adapter {pins.adapter} is not installed")
-        if pins.profile is not None and pins.profile not in self._registry.profile_pins:
-            raise UnknownProfileVersion(f"profile {pins.profile} is not installed")
+        check_pins(
+            self._registry, pins.adapter, pins.profile, pins.definition_versions, pins.identity_generation
+        )
 
     # -- reads --------------------------------------------------------------------------------------------
     def replays(self, tenant_id: str, improvement_id: str) -> list[replay_store.Replay]:
@@ -318,7 +306,7 @@ class ReplayService:
                 return "dead_lettered"
             try:
                 self._check_pins(replay.pins)
-            except (UnknownAdapterVersion, UnknownProfileVersion) as error:
+            except (UnknownAdapterVersion, UnknownProfileVersion, UnknownDefinitionVersion) as error:
                 self._settle(replay, None, {"code": error.code, "message": str(error)})
                 self._queue.dead_letter(message, error.code, detail=str(error)[:1000])
                 return "dead_lettered"

@@ -28,7 +28,7 @@ from typing import Any, Final
 
 from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Connection, Database
-from prw_platform.plugins import PluginRegistry, UnknownAdapterVersion, UnknownProfileVersion
+from prw_platform.plugins import PluginRegistry
 from prw_platform.resolver import catalogs
 from prw_platform.resolver.decisions.cases import captures_with_case_kind
 from prw_platform.resolver.improvements import store
@@ -39,7 +39,9 @@ from prw_platform.resolver.improvements.errors import (
     InvalidImprovementTransition,
     SelfApproval,
     UnknownCatalog,
+    UnknownDefinitionVersion,
 )
+from prw_platform.resolver.improvements.pins import check_pins, definition_versions
 from prw_platform.resolver.intake.captures import select_capture_ids
 from prw_platform.resolver.resolution.results import captures_extracted_by
 
@@ -244,14 +246,12 @@ class ImprovementService:
         )
 
     def _check_pins(self, draft: ImprovementDraft) -> None:
-        if draft.adapter_version is not None and draft.adapter_version not in self._registry.adapter_pins:
-            raise UnknownAdapterVersion(
-                f"adapter {draft.adapter_version} is not installed; installed: {', '.join(self._registry.adapter_pins)}"
+        definitions = definition_versions(draft.definition_version)
+        if draft.definition_version and definitions is None:
+            raise UnknownDefinitionVersion(
+                f"definition_version {draft.definition_version!r} is not KEY@VERSION[,KEY@VERSION...]"
             )
-        if draft.profile_version is not None and draft.profile_version not in self._registry.profile_pins:
-            raise UnknownProfileVersion(
-                f"profile {draft.profile_version} is not installed; installed: {', '.join(self._registry.profile_pins)}"
-            )
+        check_pins(self._registry, draft.adapter_version, draft.profile_version, definitions)
 
 
 _NEXT: Final[dict[str, Sequence[str]]] = {

@@ -196,3 +196,23 @@ def test_unknown_and_other_tenants_improvements_are_404(login: Login, cases: Cas
         mia.http.get(f"/v1/improvements/{improvement_id}", headers={"X-PRW-Tenant": TENANT}).status_code
         == 200
     )
+
+
+def test_definition_versions_pinned_through_their_profile_reach_the_replay_pins(
+    login: Login, cases: Cases
+) -> None:
+    cases.open()
+    ada = login("ada")
+    body = _body(profile_version="np_storage@2", definition_version="storage:capacity@1,storage:interface@1")
+
+    created = _post(ada, "/v1/improvements", body)
+    assert created.status_code == 201, created.text
+    replay = _post(ada, f"/v1/improvements/{created.json()['improvement_id']}/replays", {})
+
+    assert replay.status_code == 202, replay.text
+    assert replay.json()["pins"] == {
+        "adapter": "pa_schemaorg@1.1.0",
+        "profile": "np_storage@2",
+        "identity_generation": 1,
+        "definition_versions": {"storage:capacity": 1, "storage:interface": 1},
+    }

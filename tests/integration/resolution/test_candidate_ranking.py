@@ -85,9 +85,19 @@ def test_a_brand_claim_counts_only_when_it_agrees(catalog: Catalog, items: dict[
     )
 
 
+def _has_trgm(owner_db: Database) -> bool:
+    """PostgreSQL 15 on 127.0.0.1 ships pg_trgm; the embedded pgserver build does not (0014_trgm falls back)."""
+    with owner_db.transaction() as conn:
+        return conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'").fetchone() is not None
+
+
 def test_without_pg_trgm_the_scan_ranks_the_same(
     catalog: Catalog, items: dict[str, str], owner_db: Database
 ) -> None:
+    if not _has_trgm(owner_db):
+        pytest.skip(
+            "this server has no pg_trgm: every other test of this module ranks through the scan already"
+        )
     title = _names("tableB.csv")[LISTING]
     with_index = _rank(catalog, title)
     with owner_db.transaction() as conn:
@@ -123,12 +133,17 @@ def test_migration_0014_adds_the_normalized_title_and_its_trigram_index(
             "SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_trgm'"
         ).fetchone()
     assert key == {"title_key": "sony turntable pslx350h"}
+    if extension is None:  # the embedded server: no pg_trgm, so no index; candidates scan active items
+        assert index is None
+        return
     assert index is not None
     assert "USING gist (title_key gist_trgm_ops)" in index["indexdef"]
     assert extension == {"extnamespace": "public"}
 
 
 def test_python_trigrams_are_pg_trgm_trigrams(owner_db: Database) -> None:
+    if not _has_trgm(owner_db):
+        pytest.skip("this server has no pg_trgm to compare the Python trigrams with")
     left, right = "sony pslx300usb usb record turntable", "sony black usb stereo turntable system pslx300usb"
     with owner_db.transaction() as conn:
         row = conn.execute("SELECT public.similarity(%s, %s)::float8 AS similarity", (left, right)).fetchone()
