@@ -392,11 +392,11 @@ def main() -> None:
     parser.add_argument(
         "--smoke",
         action="store_true",
-        help="a tiny run that checks the benchmark works (8 operations, 1 block)",
+        help="a tiny run that checks the benchmark works (8 operations, 1 block, 1 worker process per server)",
     )
     args = parser.parse_args()
     if args.smoke:
-        args.captures, args.blocks = 8, 1
+        args.captures, args.blocks, args.workers = 8, 1, 1
     concurrency = (1, 4)
     admin_url, where = server_admin_url(args.database_url)
     with psycopg.connect(admin_url) as conn:

@@ -131,7 +131,7 @@ publications = st.integers(0, EVENTS).flatmap(
 
 
 @settings(
-    max_examples=80,
+    max_examples=50,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
