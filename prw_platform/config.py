@@ -56,6 +56,10 @@ class OperatorOidcSettings(BaseModel):
     issuer: str | None = None
     client_id: str = "prw-admin"
     client_secret: SecretStr | None = None
+    #: The redirect URI registered at the issuer (``https://admin.example.com/auth/callback``). None: derived from
+    #: the request (right on loopback and behind no proxy — ``prw dev``); set it whenever the admin origin sits
+    #: behind a proxy or TLS terminator, so the Host and scheme a request arrives with never choose it.
+    redirect_uri: str | None = None
     #: The ID token claim holding the roles per tenant (``{"ten_primary": "reviewer"}``).
     memberships_claim: str = "prw_tenants"
     scopes: str = "openid profile email"

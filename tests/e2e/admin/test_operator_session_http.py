@@ -11,7 +11,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
+from prw_api import compose
 from prw_api.server import BackgroundServer
+from prw_platform.bootstrap import bootstrap
+from prw_platform.config import Settings
 from prw_platform.db.database import Database
 from tests.e2e.admin.conftest import TENANT, MovableClock, Operator
 
@@ -42,6 +45,25 @@ def test_login_redirects_to_the_issuer_with_pkce_state_and_nonce(
     assert cookie.startswith("prw_login=")
     assert "HttpOnly" in cookie
     assert "SameSite=lax" in cookie
+
+
+def test_a_configured_redirect_uri_wins_over_the_host_a_request_arrives_with(
+    admin_settings: Settings, clock: MovableClock
+) -> None:
+    """Behind a proxy the Host header and scheme are not the admin origin's: the registered redirect URI is used
+    for the authorize request and the code redemption, never one built from a spoofable Host."""
+    registered = "https://admin.example.test/auth/callback"
+    configured = admin_settings.operator_oidc.model_copy(update={"redirect_uri": registered})
+    settings = admin_settings.model_copy(update={"operator_oidc": configured})
+    with (
+        bootstrap(settings, clock=clock) as platform,
+        BackgroundServer(compose.admin_app(platform)) as server,
+        httpx.Client(base_url=server.url) as http,
+    ):
+        response = http.get("/auth/login", headers={"Host": "evil.example.test"})
+    assert response.status_code == 302
+    query = {k: v[0] for k, v in parse_qs(urlsplit(response.headers["location"]).query).items()}
+    assert query["redirect_uri"] == registered
 
 
 def test_login_through_the_dev_idp_opens_a_server_side_session_with_a_strict_http_only_cookie(

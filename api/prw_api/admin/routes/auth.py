@@ -30,7 +30,7 @@ from prw_api.admin.deps import (
     SessionsDep,
 )
 from prw_api.admin.models import SessionBody, TenantChoice
-from prw_api.admin.oidc import LOGIN_TTL_SECONDS, LoginState
+from prw_api.admin.oidc import LOGIN_TTL_SECONDS, LoginState, OidcRelyingParty
 from prw_api.errors import ErrorBody
 from prw_api.routing import PlatformRoute
 
@@ -52,8 +52,9 @@ def secure_cookies(request: Request) -> bool:
     return not (request.url.scheme == "http" and request.url.hostname in _LOOPBACK)
 
 
-def _redirect_uri(request: Request) -> str:
-    return str(request.url_for("authCallback"))
+def _redirect_uri(request: Request, oidc: OidcRelyingParty) -> str:
+    """The configured redirect URI; only without one (``prw dev``), the callback's URL as this request reached it."""
+    return oidc.settings.redirect_uri or str(request.url_for("authCallback"))
 
 
 @router.get(DISCOVERY_PATH, operation_id="operatorOidcDiscovery", include_in_schema=False)
@@ -78,7 +79,7 @@ def login(
     return_to: Annotated[str | None, Query(max_length=2000)] = None,
     login_hint: Annotated[str | None, Query(max_length=200)] = None,
 ) -> RedirectResponse:
-    url, state = oidc.begin(_redirect_uri(request), return_to, login_hint)
+    url, state = oidc.begin(_redirect_uri(request, oidc), return_to, login_hint)
     response = RedirectResponse(url, status_code=302)
     response.set_cookie(
         LOGIN_COOKIE,
@@ -111,7 +112,7 @@ def callback(
     state: Annotated[str, Query(min_length=1, max_length=2000)],
 ) -> HTMLResponse:
     login = LoginState.decode(request.cookies.get(LOGIN_COOKIE))
-    identity = oidc.complete(code, state, login, _redirect_uri(request))
+    identity = oidc.complete(code, state, login, _redirect_uri(request, oidc))
     opened = sessions.open(identity)
     target = html.escape(login.return_to, quote=True)
     page = (
