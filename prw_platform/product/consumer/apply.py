@@ -209,8 +209,9 @@ class _StreamBatch:
     conn: Connection
     scope: ProjectedScope
     revisions: dict[AggregateKey, int] = field(default_factory=dict)
-    #: Aggregates whose parked events (of earlier transactions) are known to this batch.
-    parked_checked: set[AggregateKey] = field(default_factory=set)
+    #: Per aggregate, the revision through which the parked events (of earlier transactions) waiting for it are
+    #: known to this batch.
+    parked_checked: dict[AggregateKey, int] = field(default_factory=dict)
     #: Parked events waiting for an aggregate: of earlier transactions (taken out of parked_event when
     #: released) and of this batch.
     waiting: dict[AggregateKey, list[_Parked]] = field(default_factory=lambda: defaultdict(list))
@@ -253,7 +254,12 @@ class _StreamBatch:
         """The applied revisions and the stored parked events the batch's events may touch, read once."""
         keys = {e.aggregate for e in events} | {r.aggregate for e in events for r in e.requirements()}
         self.revisions.update(applied_revisions(self.conn, self.scope, keys))
-        self._take_stored_parked({e.aggregate for e in events})
+        # The most each aggregate can reach in this batch from its own events; what a cascade brings beyond that is
+        # asked for when it happens (``_release``).
+        reach: dict[AggregateKey, int] = {}
+        for event in events:
+            reach[event.aggregate] = max(reach.get(event.aggregate, 0), event.revision)
+        self._take_stored_parked(reach)
 
     def revision(self, key: AggregateKey) -> int:
         if key not in self.revisions:
@@ -278,13 +284,19 @@ class _StreamBatch:
         self.park_rows[parked.event.event_id] = parked
         self.waiting[parked.waiting_for.aggregate].append(parked)
 
-    def _take_stored_parked(self, keys: set[AggregateKey]) -> None:
-        unchecked = keys - self.parked_checked
-        if not unchecked:
+    def _take_stored_parked(self, reach: Mapping[AggregateKey, int]) -> None:
+        """Take up the stored parked events waiting for each aggregate at a revision it can now reach."""
+        ranges = {
+            key: (self.parked_checked.get(key, 0), through)
+            for key, through in reach.items()
+            if through > self.parked_checked.get(key, 0)
+        }
+        if not ranges:
             return
-        self.parked_checked |= unchecked
+        for key, (_, through) in ranges.items():
+            self.parked_checked[key] = through
         taken: list[ProductEvent] = []
-        for row in inbox.parked_waiting_for(self.conn, self.scope, unchecked):
+        for row in inbox.parked_waiting_for(self.conn, self.scope, ranges):
             event = event_from_change(AcceptedChange.model_validate(row.message))
             self.waiting[row.waiting_for.aggregate].append(_Parked(event, row.waiting_for, stored=True))
             taken.append(event)
@@ -316,7 +328,7 @@ class _StreamBatch:
         newly_applied = deque([(applied.aggregate, applied.revision)])
         while newly_applied:
             aggregate, revision = newly_applied.popleft()
-            self._take_stored_parked({aggregate})
+            self._take_stored_parked({aggregate: revision})
             waiting = self.waiting.get(aggregate, [])
             ready = sorted((p for p in waiting if p.waiting_for.revision <= revision), key=_position)
             if not ready:

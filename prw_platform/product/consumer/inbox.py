@@ -7,8 +7,7 @@ dependency it waits for applies. ``progress`` reads both through the functions a
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from psycopg.rows import class_row, scalar_row
 
 from prw_platform.contracts import AcceptedChange
+from prw_platform.db.arrays import int_array, text_array
 from prw_platform.db.database import Connection
 from prw_platform.product.consumer.outcomes import Outcome
 from prw_platform.product.events import AggregateKey, ProductEvent, Requirement
@@ -83,7 +83,7 @@ def known(
                SELECT event_id, position FROM product.inbox
                WHERE tenant_id = %(tenant)s AND catalog_id = %(catalog)s AND history_epoch = %(epoch)s
                  AND position = probe.position LIMIT 1) AS i""",
-        {**stream, "ids": list(event_ids), "positions": list(positions)},
+        {**stream, "ids": text_array(event_ids), "positions": int_array(positions)},
     ).fetchall()
     return KnownDeliveries(frozenset(r.event_id for r in rows), {r.position: r.event_id for r in rows})
 
@@ -106,12 +106,12 @@ def insert_settled(
             scope.tenant_id,
             scope.catalog_id,
             scope.history_epoch,
-            [event.event_id for event, _ in deliveries],
-            [event.position for event, _ in deliveries],
-            [event.aggregate.type for event, _ in deliveries],
-            [event.aggregate.id for event, _ in deliveries],
-            [event.revision for event, _ in deliveries],
-            [outcome.value for _, outcome in deliveries],
+            text_array(event.event_id for event, _ in deliveries),
+            int_array(event.position for event, _ in deliveries),
+            text_array(event.aggregate.type for event, _ in deliveries),
+            text_array(event.aggregate.id for event, _ in deliveries),
+            int_array(event.revision for event, _ in deliveries),
+            text_array(outcome.value for _, outcome in deliveries),
         ),
     )
 
@@ -163,12 +163,12 @@ def park_many(
             scope.tenant_id,
             scope.catalog_id,
             scope.history_epoch,
-            [event.event_id for event, _ in parked],
-            [event.position for event, _ in parked],
-            [req.aggregate.type for _, req in parked],
-            [req.aggregate.id for _, req in parked],
-            [req.revision for _, req in parked],
-            [json.dumps(event.change.model_dump(mode="json")) for event, _ in parked],
+            text_array(event.event_id for event, _ in parked),
+            int_array(event.position for event, _ in parked),
+            text_array(req.aggregate.type for _, req in parked),
+            text_array(req.aggregate.id for _, req in parked),
+            int_array(req.revision for _, req in parked),
+            text_array(event.change.model_dump_json() for event, _ in parked),
         ),
     )
 
@@ -189,36 +189,43 @@ class ParkedEvent:
 
 
 def parked_waiting_for(
-    conn: Connection, scope: ProjectedScope, aggregates: Iterable[AggregateKey]
+    conn: Connection, scope: ProjectedScope, ranges: Mapping[AggregateKey, tuple[int, int]]
 ) -> list[ParkedEvent]:
-    """The stored parked events waiting for any of ``aggregates`` (at any revision), in position order. The
+    """The stored parked events waiting for each aggregate at a revision in its range ``(after, through]``, in
+    position order. A batch asks only for what it could release: the revisions its own events (and what they
+    release) bring the aggregate to; a parked event waiting for a later revision stays where it is, unread. The
     caller deletes the ones it takes up (``delete_parked``) in the same transaction."""
-    keys = sorted({(a.type, a.id) for a in aggregates})
-    if not keys:
+    probes = sorted(
+        (a.type, a.id, after, through) for a, (after, through) in ranges.items() if through > after
+    )
+    if not probes:
         return []
-    # An index scan of parked_event_waiting (= ANY on type and id), the exact pairs picked here.
-    rows = (
+    # One range scan of parked_event_waiting per probed aggregate: a LATERAL join on unnest, fenced by OFFSET 0 so
+    # the planner cannot flatten it into a hash join over the stream's parked rows.
+    return (
         conn.cursor(row_factory=class_row(ParkedEvent))
         .execute(
-            """SELECT position, waiting_for_type, waiting_for_id, waiting_for_revision, event AS message
-                 FROM product.parked_event
-                WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s
-                  AND waiting_for_type = ANY(%s::text[]) AND waiting_for_id = ANY(%s::text[])
-                ORDER BY waiting_for_type, waiting_for_id, waiting_for_revision""",
+            """SELECT p.position, p.waiting_for_type, p.waiting_for_id, p.waiting_for_revision, p.message
+                 FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[]) AS probe(t, i, after, through)
+                 CROSS JOIN LATERAL (
+                     SELECT position, waiting_for_type, waiting_for_id, waiting_for_revision, event AS message
+                       FROM product.parked_event
+                      WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s
+                        AND waiting_for_type = probe.t AND waiting_for_id = probe.i
+                        AND waiting_for_revision > probe.after AND waiting_for_revision <= probe.through
+                     OFFSET 0) AS p
+                ORDER BY p.position""",
             (
+                text_array(t for t, _, _, _ in probes),
+                text_array(i for _, i, _, _ in probes),
+                int_array(after for _, _, after, _ in probes),
+                int_array(through for _, _, _, through in probes),
                 scope.tenant_id,
                 scope.catalog_id,
                 scope.history_epoch,
-                sorted({t for t, _ in keys}),
-                [i for _, i in keys],
             ),
         )
         .fetchall()
-    )
-    wanted = set(keys)
-    return sorted(
-        (row for row in rows if (row.waiting_for_type, row.waiting_for_id) in wanted),
-        key=lambda row: row.position,
     )
 
 
@@ -228,7 +235,7 @@ def delete_parked(conn: Connection, scope: ProjectedScope, event_ids: Sequence[s
     conn.execute(
         """DELETE FROM product.parked_event
            WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND event_id = ANY(%s::text[])""",
-        (scope.tenant_id, scope.catalog_id, scope.history_epoch, list(event_ids)),
+        (scope.tenant_id, scope.catalog_id, scope.history_epoch, text_array(event_ids)),
     )
 
 

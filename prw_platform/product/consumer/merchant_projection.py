@@ -14,13 +14,13 @@ Writes are set-based, one statement per table for a batch. This module owns ``me
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Final
 
 from psycopg import sql
 
 from prw_platform.contracts import MERCHANT, MERCHANT_SOURCE, SHIPPING_POLICY, ListingPayload
+from prw_platform.db.arrays import int_array, json_array, text_array
 from prw_platform.db.database import Connection
 from prw_platform.product.events import ProductEvent
 from prw_platform.product.scopes import ProjectedScope
@@ -58,10 +58,10 @@ def upsert_merchant_facts(
             scope.tenant_id,
             scope.catalog_id,
             scope.serving_generation,
-            [event.aggregate.id for event in events],
-            [event.revision for event in events],
-            [json.dumps(event.change.payload) for event in events],
-            [event.position for event in events],
+            text_array(event.aggregate.id for event in events),
+            int_array(event.revision for event in events),
+            json_array(event.change.payload for event in events),
+            int_array(event.position for event in events),
         ),
     )
 
@@ -83,12 +83,12 @@ def record_observations(
             scope.tenant_id,
             scope.catalog_id,
             scope.serving_generation,
-            [listing.listing for _, listing in observations],
-            [event.revision for event, _ in observations],
-            [listing.price for _, listing in observations],
-            [listing.currency for _, listing in observations],
-            [listing.availability for _, listing in observations],
-            [listing.observed_at for _, listing in observations],
-            [event.position for event, _ in observations],
+            text_array(listing.listing for _, listing in observations),
+            int_array(event.revision for event, _ in observations),
+            text_array(listing.price for _, listing in observations),
+            text_array(listing.currency for _, listing in observations),
+            text_array(listing.availability for _, listing in observations),
+            text_array(listing.observed_at for _, listing in observations),
+            int_array(event.position for event, _ in observations),
         ),
     )

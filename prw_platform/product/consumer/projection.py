@@ -11,13 +11,13 @@ This module owns ``applied_revision``, ``item_projection``, ``listing_projection
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from psycopg.rows import class_row
 
 from prw_platform.contracts import ItemPayload, ListingPayload, MappingPayload
+from prw_platform.db.arrays import int_array, json_array, text_array
 from prw_platform.db.database import Connection
 from prw_platform.product.events import AggregateKey, ProductEvent
 from prw_platform.product.scopes import ProjectedScope
@@ -59,7 +59,12 @@ def applied_revisions(
                    WHERE tenant_id = %s AND catalog_id = %s
                      AND aggregate_type = probe.aggregate_type AND aggregate_id = probe.aggregate_id
                    LIMIT 1) AS r""",
-            ([t for t, _ in keys], [i for _, i in keys], scope.tenant_id, scope.catalog_id),
+            (
+                text_array(t for t, _ in keys),
+                text_array(i for _, i in keys),
+                scope.tenant_id,
+                scope.catalog_id,
+            ),
         )
         .fetchall()
     )
@@ -82,10 +87,10 @@ def upsert_applied_revisions(conn: Connection, scope: ProjectedScope, rows: Sequ
         (
             scope.tenant_id,
             scope.catalog_id,
-            [r.aggregate.type for r in rows],
-            [r.aggregate.id for r in rows],
-            [r.revision for r in rows],
-            [r.position for r in rows],
+            text_array(r.aggregate.type for r in rows),
+            text_array(r.aggregate.id for r in rows),
+            int_array(r.revision for r in rows),
+            int_array(r.position for r in rows),
         ),
     )
 
@@ -107,11 +112,11 @@ def upsert_items(
             scope.tenant_id,
             scope.catalog_id,
             scope.serving_generation,
-            [item.item for _, item in items],
-            [event.revision for event, _ in items],
-            [item.status for _, item in items],
-            [json.dumps(event.change.payload) for event, _ in items],
-            [event.position for event, _ in items],
+            text_array(item.item for _, item in items),
+            int_array(event.revision for event, _ in items),
+            text_array(item.status for _, item in items),
+            json_array(event.change.payload for event, _ in items),
+            int_array(event.position for event, _ in items),
         ),
     )
 
@@ -133,10 +138,10 @@ def upsert_listings(
             scope.tenant_id,
             scope.catalog_id,
             scope.serving_generation,
-            [listing.listing for _, listing in listings],
-            [event.revision for event, _ in listings],
-            [json.dumps(event.change.payload) for event, _ in listings],
-            [event.position for event, _ in listings],
+            text_array(listing.listing for _, listing in listings),
+            int_array(event.revision for event, _ in listings),
+            json_array(event.change.payload for event, _ in listings),
+            int_array(event.position for event, _ in listings),
         ),
     )
 
@@ -159,10 +164,10 @@ def upsert_mappings(
             scope.tenant_id,
             scope.catalog_id,
             scope.serving_generation,
-            [mapping.listing for _, mapping in mappings],
-            [mapping.item for _, mapping in mappings],
-            [event.revision for event, _ in mappings],
-            [json.dumps(event.change.payload) for event, _ in mappings],
-            [event.position for event, _ in mappings],
+            text_array(mapping.listing for _, mapping in mappings),
+            text_array(mapping.item for _, mapping in mappings),
+            int_array(event.revision for event, _ in mappings),
+            json_array(event.change.payload for event, _ in mappings),
+            int_array(event.position for event, _ in mappings),
         ),
     )
