@@ -64,5 +64,6 @@ def admin_app(
         improvements=platform.improvements,
         replays=platform.replays,
         files=platform.catalog_files,
+        merchants=platform.merchants,
         lifespan=lifespan,
     )

@@ -13,6 +13,7 @@ from prw_api.admin.console import install_console
 from prw_api.admin.errors import UNAVAILABLE, VALIDATION_FAILED, decision_error
 from prw_api.admin.oidc import IssuerUnavailable, LoginFailed, OidcRelyingParty
 from prw_api.admin.routes import auth
+from prw_api.admin.routes import catalog as catalog_routes
 from prw_api.admin.routes import decisions as decision_routes
 from prw_api.admin.routes import evidence as evidence_routes
 from prw_api.admin.routes import files as file_routes
@@ -40,6 +41,7 @@ from prw_platform.services import (
     CatalogFiles,
     DecisionService,
     ImprovementService,
+    MerchantService,
     OperatorSessions,
     ReplayService,
     ReviewQueue,
@@ -57,6 +59,7 @@ def create_app(
     improvements: ImprovementService,
     replays: ReplayService,
     files: CatalogFiles | None = None,
+    merchants: MerchantService | None = None,
     lifespan: Lifespan[FastAPI] | None = None,
 ) -> FastAPI:
     """The services come from the composition root (``Platform.operator_sessions``, ``Platform.decisions``,
@@ -76,6 +79,7 @@ def create_app(
     app.state.improvements = improvements
     app.state.replays = replays
     app.state.files = files
+    app.state.merchants = merchants
     app.state.ready = lambda: sessions.ready()
     install_error_handlers(app, validation_code=VALIDATION_FAILED)
     install_input_hardening(app, settings, validation_code=VALIDATION_FAILED)
@@ -94,6 +98,8 @@ def create_app(
         app.include_router(router)
     if files is not None:
         app.include_router(file_routes.router)  # seed 004: item pictures and product classes
+    if merchants is not None:
+        app.include_router(catalog_routes.router)  # retirement, merchants, bindings, shipping policies
     install_console(app)  # the review console's pages under /console (outside the OpenAPI contract)
     return app
 

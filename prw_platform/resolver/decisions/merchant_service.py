@@ -17,7 +17,7 @@ from typing import Any
 from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Connection, Database
 from prw_platform.resolver import catalogs
-from prw_platform.resolver.decisions import merchants, releases
+from prw_platform.resolver.decisions import catalog_decisions, merchants, releases
 from prw_platform.resolver.decisions.commands import DecisionResult, StreamRef
 from prw_platform.resolver.decisions.errors import MerchantNotFound, SourceNotInCatalog
 from prw_platform.resolver.decisions.events import EventBatch
@@ -144,6 +144,12 @@ class MerchantService:
     ) -> DecisionResult | None:
         if not actor.startswith("operator:") or len(actor) == len("operator:"):
             raise ValueError(f"merchants are provisioned by an operator (operator:<id>), not {actor!r}")
+        # An unknown catalog is NOT_FOUND before the control plane is asked for its stream.
+        self._db.run(
+            lambda conn: catalog_decisions.current_policy(conn, tenant_id, catalog_id),
+            tenant_id=tenant_id,
+            read_only=True,
+        )
         stream = self._streams(tenant_id, catalog_id)
 
         def work(conn: Connection) -> DecisionResult | None:

@@ -71,6 +71,11 @@ ROUTES: dict[tuple[str, str], str | None] = {
     ("delete", "/v1/classes/{class_id}"): "operator_admin",
     ("get", "/v1/files/failed"): "viewer",
     ("post", "/v1/files/{file_id}/retry"): "operator_admin",
+    # Catalog administration (issue 9 item 2). The merchant first: the binding and the policy name it.
+    ("put", "/v1/merchants/{merchant_id}"): "operator_admin",
+    ("put", "/v1/sources/{source_id}/merchant"): "operator_admin",
+    ("put", "/v1/merchants/{merchant_id}/shipping-policy"): "operator_admin",
+    ("post", "/v1/items/{item_id}/retirement"): "operator_admin",
 }
 #: What a caller with the role gets when it is not the default (201 for a POST, 200 otherwise). The catalog
 #: releases automatically, so a release that passed authorization finds nothing left to release.
@@ -193,6 +198,15 @@ def _call(
         body = {"class_id": "cls_matrix_new", "name": "New"}
     elif route == ("patch", "/v1/classes/{class_id}"):
         body = {"name": "Renamed"}
+    elif route == ("put", "/v1/merchants/{merchant_id}"):
+        body = {"catalog_id": CATALOG, "name": "Matrix Store"}
+    elif route == ("put", "/v1/sources/{source_id}/merchant"):
+        body = {"catalog_id": CATALOG, "merchant_id": "mer_matrix"}
+    elif route == ("put", "/v1/merchants/{merchant_id}/shipping-policy"):
+        body = {"catalog_id": CATALOG, "currency": "EUR", "rates": {"DE": "4.90"}}
+    elif route == ("post", "/v1/items/{item_id}/retirement"):
+        # Final: the one caller allowed (operator_admin) retires the case's item once.
+        body = {"catalog_id": CATALOG, "rationale": "withdrawn by the maker"}
     if "{class_id}" in path:
         _ensure_class(login, cases)
     path = _concrete(cases, path)
@@ -273,4 +287,10 @@ def _concrete(cases: Cases, path: str) -> str:
         return path.format(receipt_id=receipt["receipt_id"])
     if "{item_id}" in path:
         return path.format(item_id=cases.item())
-    return path.format(catalog_id=CATALOG, class_id="cls_matrix", file_id="fil_000000000000000000000000")
+    return path.format(
+        catalog_id=CATALOG,
+        class_id="cls_matrix",
+        file_id="fil_000000000000000000000000",
+        merchant_id="mer_matrix",
+        source_id=SOURCE,
+    )

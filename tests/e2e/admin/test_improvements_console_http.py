@@ -73,6 +73,34 @@ def test_propose_from_the_form_then_another_reviewer_approves(login: Login, case
     assert 'action="' + created.url.path + '/approve"' not in approved.text
 
 
+def test_the_author_approving_their_own_improvement_is_refused_on_the_page(
+    login: Login, cases: Cases
+) -> None:
+    """A refused move (here: the author approves) renders the improvement with the refusal, not a server error."""
+    cases.open()
+    ada = login("ada")
+    listing = ada.http.get("/console/improvements")
+    form = {
+        "csrf_token": _field(listing.text, "csrf_token"),
+        "idempotency_key": _field(listing.text, "idempotency_key"),
+        "catalog_id": "cat_primary",
+        "adapter_version": "pa_schemaorg@1.1.0",
+        "source_id": SOURCE,
+        "rationale": "re-read availability",
+    }
+    created = ada.http.post("/console/improvements", data=form)
+
+    refused = ada.http.post(
+        f"{created.url.path}/approve",
+        data={"csrf_token": _field(created.text, "csrf_token"), "rationale": "my own"},
+    )
+
+    assert refused.status_code == 403
+    assert "You wrote this improvement" in refused.text
+    assert "<strong>FORBIDDEN</strong>" in refused.text
+    assert "nothing was written" in refused.text
+
+
 def test_refusals_show_on_the_page_and_write_nothing(login: Login, cases: Cases, owner: Database) -> None:
     cases.open()
     ada = login("ada")

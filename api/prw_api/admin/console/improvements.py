@@ -173,7 +173,13 @@ def move_improvement(
     except ImprovementError as error:
         problem = {"code": error.code, "message": str(error)}
         return _detail(
-            request, access, improvements, improvement_id, status_code=error.status, problem=problem
+            request,
+            access,
+            improvements,
+            replays,
+            improvement_id,
+            status_code=error.status,
+            problem=problem,
         )
     return RedirectResponse(f"/console/improvements/{improvement_id}", status_code=303)
 
