@@ -29,6 +29,7 @@ import argparse
 import json
 import random
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ from prw_api import compose
 from prw_api.server import BackgroundServer
 from prw_platform.bootstrap import Platform
 from prw_platform.db.database import Connection, Database
+from prw_platform.product.consumer.driver import BatchReport
 from prw_platform.product.gaps import HttpExportSource, StreamKey, close_gap
 from prw_platform.queues import OutgoingMessage, Queue
 from prw_platform.resolver.relay import Relay
@@ -239,23 +241,36 @@ def run_relay(platform: Platform, transport: DisorderlyTransport) -> tuple[float
 ANALYZED_TABLES = ("product.inbox", "product.applied_revision", "product.parked_event")
 
 
-def run_apply(platform: Platform, owner: Database) -> tuple[float, float, dict[str, int]]:
-    """Apply until the queue is empty. After the first batch the product tables are analyzed, as autovacuum does
-    within a minute of a table's first rows in any deployment: a run of seconds on a fresh database would
-    otherwise measure plans made without statistics (a never-analyzed table is planned as if every probe's
-    stream prefix matched one row, so a probe by event id may pick the position index and filter the stream)."""
+def run_apply(platform: Platform, owner: Database, appliers: int = 1) -> tuple[float, float, dict[str, int]]:
+    """Apply until the queue is empty, with ``appliers`` competing consumers (threads of this process, each
+    receiving its own batches, as several ``prw worker apply`` would). After the first batch the product tables
+    are analyzed, as autovacuum does within a minute of a table's first rows in any deployment: a run of seconds
+    on a fresh database would otherwise measure plans made without statistics (a never-analyzed table is planned
+    as if every probe's stream prefix matched one row, so a probe by event id may pick the position index and
+    filter the stream)."""
     counts: dict[str, int] = {}
+    lock = threading.Lock()
     began, cpu_began = time.perf_counter(), time.process_time()
-    analyzed = False
-    while True:
-        report = platform.product_apply.run_batch()
-        if report.received == 0:
-            break
-        if not analyzed:
-            owner.run(lambda conn: conn.execute(f"ANALYZE {', '.join(ANALYZED_TABLES)}"))
-            analyzed = True
-        for name in ("applied", "ignored_duplicate", "ignored_stale_revision", "parked", "released"):
-            counts[name] = counts.get(name, 0) + getattr(report, name)
+
+    def tally(report: BatchReport) -> None:
+        with lock:
+            for name in ("applied", "ignored_duplicate", "ignored_stale_revision", "parked", "released"):
+                counts[name] = counts.get(name, 0) + getattr(report, name)
+
+    first = platform.product_apply.run_batch()
+    tally(first)
+    if first.received:
+        owner.run(lambda conn: conn.execute(f"ANALYZE {', '.join(ANALYZED_TABLES)}"))
+
+        def drain() -> None:
+            while (report := platform.product_apply.run_batch()).received:
+                tally(report)
+
+        threads = [threading.Thread(target=drain, name=f"applier-{n}") for n in range(appliers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
     return time.perf_counter() - began, time.process_time() - cpu_began, counts
 
 
@@ -286,6 +301,12 @@ def main() -> None:
     parser.add_argument("--duplicates", type=float, default=0.2)
     parser.add_argument("--drops", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=9)
+    parser.add_argument(
+        "--appliers",
+        type=int,
+        default=1,
+        help="competing apply consumers (threads), as several workers would",
+    )
     parser.add_argument("--database-url")
     parser.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works")
     args = parser.parse_args()
@@ -308,7 +329,7 @@ def main() -> None:
 
         transport = DisorderlyTransport(platform.accepted_changes_out, args.duplicates, args.drops, rng)
         relay_s, deliveries = run_relay(platform, transport)
-        apply_s, apply_cpu_s, counts = run_apply(platform, owner)
+        apply_s, apply_cpu_s, counts = run_apply(platform, owner, args.appliers)
         gaps_s, fetched = run_gap_closure(platform, stream) if transport.dropped else (0.0, 0)
         baseline_s = run_baseline(owner, bodies)
         differing, contiguous, parked = divergence(owner, messages)

@@ -176,8 +176,8 @@ def _assist(platform: Platform, n: int) -> Batch:
 def _sweep_files(platform: Platform, n: int) -> Batch:
     report = platform.files_sweep.run_batch(limit=n)
     return Batch(
-        len(report.claimed) + report.expired,
-        {"claimed": len(report.claimed), "retirement_over": report.expired},
+        len(report.claimed) + len(report.resent) + report.expired,
+        {"claimed": len(report.claimed), "resent": len(report.resent), "retirement_over": report.expired},
     )
 
 

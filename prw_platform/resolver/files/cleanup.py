@@ -36,6 +36,8 @@ CONSUMER_ACTOR: Final = "consumer:files-cleanup"
 CLEANUP_FAILED: Final = "CLEANUP_FAILED"
 #: How long one delivery is invisible to the other consumer while it settles.
 VISIBILITY_SECONDS: Final = 60
+#: When the sweep sends the message of a file still discarding again (``store.claim_stalled``).
+RESEND_AFTER: Final = store.RESEND_AFTER
 
 Outcome = Literal["attached", "retired", "deleted", "skipped", "retried", "failed"]
 
@@ -47,6 +49,8 @@ def cleanup_message(claimed: store.Claimed | store.CatalogFile) -> OutgoingMessa
 @dataclass(frozen=True, slots=True)
 class SweepReport:
     claimed: list[store.Claimed] = field(default_factory=list)
+    #: Discarding files whose message was lost, sent again.
+    resent: list[store.Claimed] = field(default_factory=list)
     #: Retired files whose bytes were deleted after their thirty days (or kept: another file shares them).
     expired: int = 0
 
@@ -54,25 +58,37 @@ class SweepReport:
 class FileSweep:
     """``files-sweep``: claim due files, one cleanup message each; delete bytes whose retirement is over."""
 
-    def __init__(self, sweeper_db: Database, queue: Queue, object_store: ObjectStore, clock: Clock) -> None:
+    def __init__(
+        self,
+        sweeper_db: Database,
+        queue: Queue,
+        object_store: ObjectStore,
+        clock: Clock,
+        *,
+        resend_after: timedelta = RESEND_AFTER,
+    ) -> None:
         self._db = sweeper_db
         self._queue = queue
         self._store = object_store
         self._clock = clock
+        self._resend_after = resend_after
 
     def run_batch(self, limit: int) -> SweepReport:
         now = self._clock()
 
-        def claim(conn: Connection) -> list[store.Claimed]:
-            claimed = store.claim_due(conn, now, limit, SWEEP_ACTOR)
-            if self._queue.transactional_send:
-                self._queue.send_batch([cleanup_message(c) for c in claimed], conn=conn)
-            return claimed
+        def claim(conn: Connection) -> tuple[list[store.Claimed], list[store.Claimed]]:
+            claimed = store.claim_due(conn, now, limit, SWEEP_ACTOR, self._resend_after)
+            stalled = store.claim_stalled(conn, now, max(0, limit - len(claimed)), self._resend_after)
+            if self._queue.transactional_send and (claimed or stalled):
+                self._queue.send_batch([cleanup_message(c) for c in (*claimed, *stalled)], conn=conn)
+            return claimed, stalled
 
-        claimed = self._db.run(claim)
-        if claimed and not self._queue.transactional_send:
-            self._queue.send_batch([cleanup_message(c) for c in claimed])
-        return SweepReport(claimed, self._expire(now, limit))
+        claimed, stalled = self._db.run(claim)
+        if (claimed or stalled) and not self._queue.transactional_send:
+            # After the commit: a crash here leaves the files discarding with their cleanup due again after
+            # ``resend_after``, when a later sweep sends their messages (``claim_stalled``).
+            self._queue.send_batch([cleanup_message(c) for c in (*claimed, *stalled)])
+        return SweepReport(claimed, stalled, self._expire(now, limit))
 
     def _expire(self, now: datetime, limit: int) -> int:
         """Delete the bytes of retired files whose thirty days are over (each under its object's lock)."""

@@ -15,7 +15,8 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Final
 
 from psycopg.rows import class_row, dict_row, scalar_row
 
@@ -251,9 +252,20 @@ class Claimed:
     from_state: FileState
 
 
-def claim_due(conn: Connection, now: datetime, limit: int, actor: str) -> list[Claimed]:
+#: A file still discarding this long after its message was sent never got settled: the message was lost (a send
+#: after commit on SQS that a crash interrupted), and the sweep sends it again (``claim_stalled``). Far longer
+#: than five deliveries with the platform's backoff take, so a file still being retried is not sent twice in
+#: practice (and a duplicate would be harmless: the consumer settles a file once, under its row lock).
+RESEND_AFTER: Final = timedelta(minutes=30)
+
+
+def claim_due(
+    conn: Connection, now: datetime, limit: int, actor: str, resend_after: timedelta = RESEND_AFTER
+) -> list[Claimed]:
     """detached/abandoned -> discarding for due files, oldest due first. ``FOR UPDATE SKIP LOCKED``: two sweeps that
-    overlap claim disjoint files, and a file a save is changing is left for the next sweep."""
+    overlap claim disjoint files, and a file a save is changing is left for the next sweep. A discarding file's
+    cleanup is due again ``resend_after`` later: if it is still discarding then, its message was lost
+    (``claim_stalled``)."""
     check_transition("detached", "discarding")
     check_transition("abandoned", "discarding")
     with conn.cursor(row_factory=class_row(Claimed)) as cur:
@@ -263,10 +275,30 @@ def claim_due(conn: Connection, now: datetime, limit: int, actor: str) -> list[C
                    WHERE state IN ('detached', 'abandoned') AND cleanup_due_at <= %(now)s
                    ORDER BY cleanup_due_at, file_id LIMIT %(limit)s FOR UPDATE SKIP LOCKED)
                UPDATE resolver.catalog_file f SET state = 'discarding', state_actor = %(actor)s,
-                   state_changed_at = %(now)s, cleanup_due_at = NULL, failed_receives = 0
+                   state_changed_at = %(now)s, cleanup_due_at = %(again)s, failed_receives = 0
                FROM due WHERE f.tenant_id = due.tenant_id AND f.file_id = due.file_id
                RETURNING f.tenant_id, f.catalog_id, f.file_id, due.state AS from_state""",
-            {"now": now, "limit": limit, "actor": actor},
+            {"now": now, "limit": limit, "actor": actor, "again": now + resend_after},
+        ).fetchall()
+
+
+def claim_stalled(
+    conn: Connection, now: datetime, limit: int, resend_after: timedelta = RESEND_AFTER
+) -> list[Claimed]:
+    """Discarding files whose cleanup is overdue: the claiming sweep committed but its message never reached the
+    queue (a send after commit on SQS, then a crash), or the message was lost. Their cleanup is due again
+    ``resend_after`` from now and the caller sends each a new message; the state stays discarding (no
+    transition), and a duplicate message is harmless: the consumer settles a file once, under its row lock."""
+    with conn.cursor(row_factory=class_row(Claimed)) as cur:
+        return cur.execute(
+            """WITH stalled AS (
+                   SELECT tenant_id, file_id FROM resolver.catalog_file
+                   WHERE state = 'discarding' AND cleanup_due_at <= %(now)s
+                   ORDER BY cleanup_due_at, file_id LIMIT %(limit)s FOR UPDATE SKIP LOCKED)
+               UPDATE resolver.catalog_file f SET cleanup_due_at = %(again)s
+               FROM stalled WHERE f.tenant_id = stalled.tenant_id AND f.file_id = stalled.file_id
+               RETURNING f.tenant_id, f.catalog_id, f.file_id, f.state AS from_state""",
+            {"now": now, "limit": limit, "again": now + resend_after},
         ).fetchall()
 
 
@@ -274,7 +306,7 @@ def has_due(conn: Connection, now: datetime) -> bool:
     with conn.cursor(row_factory=scalar_row) as cur:
         found: bool | None = cur.execute(
             """SELECT EXISTS (SELECT 1 FROM resolver.catalog_file
-                              WHERE state IN ('detached', 'abandoned') AND cleanup_due_at <= %s)
+                              WHERE state IN ('detached', 'abandoned', 'discarding') AND cleanup_due_at <= %s)
                    OR EXISTS (SELECT 1 FROM resolver.catalog_file
                               WHERE state = 'discarded' AND bytes_deleted_at IS NULL AND retained_until <= %s)""",
             (now, now),

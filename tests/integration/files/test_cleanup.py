@@ -10,7 +10,7 @@ import pytest
 
 from prw_platform.db.database import Database
 from prw_platform.resolver.files import store
-from prw_platform.resolver.files.cleanup import CLEANUP_FAILED, cleanup_message
+from prw_platform.resolver.files.cleanup import CLEANUP_FAILED, RESEND_AFTER, cleanup_message
 from prw_platform.resolver.files.errors import InvalidFileTransition
 from prw_platform.resolver.files.service import CatalogFiles, FileSettings
 from prw_platform.resolver.files.sources import ExistingFile, UploadSource
@@ -74,6 +74,35 @@ def test_the_sweep_claims_only_due_files_and_sends_one_message_each(
     bodies = sorted(str(r["body"]["file_id"]) for r in rows.all("SELECT body FROM queue.message"))
     assert bodies == sorted([detached, abandoned])
     assert cleanup.sweep.run_batch(100).claimed == []  # nothing claimed twice
+
+
+def test_a_claimed_file_whose_message_was_lost_is_sent_again_once_its_cleanup_is_overdue(
+    files: CatalogFiles, items: Items, rows: Rows, cleanup: Cleanup, sim_clock: SimClock
+) -> None:
+    """The sweep committed the claim, but the message never reached the queue (SQS sends after the commit; a
+    crash in between loses it): the file stays discarding until RESEND_AFTER, then a sweep sends it again and the
+    consumer settles it."""
+    file_id = _detached(files, items)
+    sim_clock.advance(DUE)
+    assert [c.file_id for c in cleanup.sweep.run_batch(100).claimed] == [file_id]
+    rows.owner.run(lambda c: c.execute("DELETE FROM queue.message"))  # the lost send
+
+    sim_clock.advance(RESEND_AFTER - timedelta(seconds=1))
+    assert cleanup.sweep.has_work() is False
+    assert cleanup.sweep.run_batch(100).resent == []
+    sim_clock.advance(timedelta(seconds=1))
+    assert cleanup.sweep.has_work() is True
+    report = cleanup.sweep.run_batch(100)
+
+    assert [(c.file_id, c.from_state) for c in report.resent] == [(file_id, "discarding")]
+    assert report.claimed == []
+    assert rows.state(file_id) == "discarding"  # no transition, nothing recorded
+    assert rows.all(
+        "SELECT count(*) AS n FROM resolver.catalog_file_history WHERE to_state = 'discarding'"
+    ) == [{"n": 1}]
+    assert cleanup.sweep.run_batch(100).resent == []  # sent once per RESEND_AFTER
+    assert cleanup.deliver() == {"retired": 1}
+    assert rows.state(file_id) == "discarded"
 
 
 def test_a_released_file_is_retired_readable_through_thirty_days_then_gone(
