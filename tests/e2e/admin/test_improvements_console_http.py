@@ -37,6 +37,18 @@ def _count(owner: Database) -> int:
     return int(row["n"])
 
 
+def _proposal(page: str) -> dict[str, str]:
+    """The improvements page's form, filled in: re-read the source with pa_schemaorg@1.1.0."""
+    return {
+        "csrf_token": _field(page, "csrf_token"),
+        "idempotency_key": _field(page, "idempotency_key"),
+        "catalog_id": "cat_primary",
+        "adapter_version": "pa_schemaorg@1.1.0",
+        "source_id": SOURCE,
+        "rationale": "re-read availability",
+    }
+
+
 def test_propose_from_the_form_then_another_reviewer_approves(login: Login, cases: Cases) -> None:
     cases.open()
     ada, rita = login("ada"), login("rita")
@@ -44,15 +56,7 @@ def test_propose_from_the_form_then_another_reviewer_approves(login: Login, case
     assert listing.status_code == 200
     assert "pa_schemaorg@1.1.0" in listing.text  # the installed pins are offered
 
-    form = {
-        "csrf_token": _field(listing.text, "csrf_token"),
-        "idempotency_key": _field(listing.text, "idempotency_key"),
-        "catalog_id": "cat_primary",
-        "adapter_version": "pa_schemaorg@1.1.0",
-        "source_id": SOURCE,
-        "observed_from": "2026-01-01",
-        "rationale": "re-read availability",
-    }
+    form = {**_proposal(listing.text), "observed_from": "2026-01-01"}
     created = ada.http.post("/console/improvements", data=form)
     assert created.status_code == 200
     assert created.url.path.startswith("/console/improvements/imp_")
@@ -80,15 +84,7 @@ def test_the_author_approving_their_own_improvement_is_refused_on_the_page(
     cases.open()
     ada = login("ada")
     listing = ada.http.get("/console/improvements")
-    form = {
-        "csrf_token": _field(listing.text, "csrf_token"),
-        "idempotency_key": _field(listing.text, "idempotency_key"),
-        "catalog_id": "cat_primary",
-        "adapter_version": "pa_schemaorg@1.1.0",
-        "source_id": SOURCE,
-        "rationale": "re-read availability",
-    }
-    created = ada.http.post("/console/improvements", data=form)
+    created = ada.http.post("/console/improvements", data=_proposal(listing.text))
 
     refused = ada.http.post(
         f"{created.url.path}/approve",
