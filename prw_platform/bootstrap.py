@@ -480,6 +480,7 @@ class Platform:
             self.file_settings,
             http=http,
             cleanup_queue=build_queue(self.settings, CATALOG_FILE_CLEANUP.name, db=self.resolver_api_db),
+            streams=self.streams,
         )
 
     @cached_property

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from prw_platform.db.database import Database
+from prw_platform.resolver.catalogs import current_stream
+from prw_platform.resolver.files.publication import StreamLocator
 from prw_platform.resolver.files.service import CatalogFiles, FileSettings
 from prw_platform.storage import FilesystemObjectStore
 from tests.integration.resolution.conftest import catalogs  # noqa: F401  (fixture)
@@ -110,9 +112,17 @@ def files(
     object_store: FilesystemObjectStore,
     sim_clock: SimClock,
     file_settings: FileSettings,
+    control_db: Database,
     catalogs: None,  # noqa: F811
 ) -> CatalogFiles:
-    return CatalogFiles(resolver_db, object_store, sim_clock, file_settings)
+    return CatalogFiles(
+        resolver_db, object_store, sim_clock, file_settings, streams=stream_locator(control_db)
+    )
+
+
+def stream_locator(control_db: Database) -> StreamLocator:
+    """The streams saves publish to, as the composition root locates them (``Platform.streams``)."""
+    return lambda tenant_id, catalog_id: current_stream(control_db, tenant_id, catalog_id)
 
 
 class Items:
