@@ -1,5 +1,5 @@
-"""Public product class queries (``GET /v1/classes``, ``GET /v1/classes/{id}``; seed 004, issue 13 item 5) and their
-serializer.
+"""Public product class queries (served as categories: ``GET /v1/categories``, ``GET /v1/categories/{id}``; seed
+004, issue 13 item 5) and their serializer.
 
 Like ``queries``, everything read here is the released snapshot of the serving generation (``public_store``): a
 class saved, changed or deleted since the last applied release keeps its released state until the next one. A
@@ -84,7 +84,7 @@ def get_public_class(db: Database, tenant_id: str, catalog_id: str, class_id: st
 
 def serialize_class(product_class: PublicClass, render: PictureRender | None = None) -> dict[str, Any]:
     fields = public_class_fields(product_class.fields)
-    document: dict[str, Any] = {"class": product_class.class_id, "name": fields["name"]}
+    document: dict[str, Any] = {"category": product_class.class_id, "name": fields["name"]}
     picture = render(fields["picture"]) if render is not None and fields["picture"] is not None else None
     if picture is not None:
         document["picture"] = picture
@@ -96,7 +96,7 @@ def serialize_class(product_class: PublicClass, render: PictureRender | None = N
 
 def serialize_class_page(page: ClassPage, render: PictureRender | None = None) -> dict[str, Any]:
     return {
-        "classes": [serialize_class(c, render) for c in page.classes],
+        "categories": [serialize_class(c, render) for c in page.classes],
         "next_cursor": page.next_cursor,
         "publication_revision": page.release.publication_revision,
     }

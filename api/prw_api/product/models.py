@@ -212,11 +212,11 @@ class ShippingEvaluationBody(_Public):
     publication_revision: int | None
 
 
-class PublicClassBody(_Public):
-    """A released product class (a category of the catalog; seed 004)."""
+class PublicCategoryBody(_Public):
+    """A released product class, a category of the catalog (seed 004)."""
 
-    #: The class id (``GET /v1/classes/{class}``).
-    class_: str = Field(alias="class")
+    #: The class id (``GET /v1/categories/{category}``).
+    category: str
     name: str | None
     #: The released class picture; left out when the class has none.
     picture: PublicPictureBody | SkipJsonSchema[None] = None
@@ -226,7 +226,7 @@ class PublicClassBody(_Public):
     publication_revision: int
 
 
-class ClassPageBody(_Public):
-    classes: list[PublicClassBody]
+class CategoryPageBody(_Public):
+    categories: list[PublicCategoryBody]
     next_cursor: str | None
     publication_revision: int | None

@@ -1,6 +1,10 @@
-"""Seed 004 / issue 13 item 5: GET /v1/classes and GET /v1/classes/{class_id}, released product classes only (name,
-picture, how many released items), and GET /v1/files/{token}, the bytes of a released picture behind the signed
-link the documents carry. The class reads carry the release's ETag and Cache-Control like the item routes."""
+"""Seed 004 / issue 13 item 5: GET /v1/categories and GET /v1/categories/{category_id}, released product classes only
+(name, picture, how many released items), and GET /v1/files/{token}, the bytes of a released picture behind the
+signed link the documents carry. The category reads carry the release's ETag and Cache-Control like the item routes.
+
+Product classes are served as *categories* on the public origin: ``/v1/classes/{class_id}`` is the admin origin's
+route for managing them (one path, one meaning in the published contract, schemas/openapi.yaml), and ``class`` is
+already the item filter by a profile's class (``/v1/items?class=cls_storage_ssd``, if_product_query)."""
 
 from __future__ import annotations
 
@@ -11,13 +15,13 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from prw_api.errors import ApiError, ErrorBody
 from prw_api.product.caching import not_modified, public_json
 from prw_api.product.deps import CatalogDep
-from prw_api.product.models import ClassPageBody, PublicClassBody
+from prw_api.product.models import CategoryPageBody, PublicCategoryBody
 from prw_api.product.routes.items import ERRORS, NOT_MODIFIED
 from prw_api.routing import PlatformRoute
 from prw_platform.errors import PictureLinkError
 from prw_platform.services import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, serialize_class, serialize_class_page
 
-router = APIRouter(tags=["classes"], route_class=PlatformRoute)
+router = APIRouter(tags=["categories"], route_class=PlatformRoute)
 
 #: A released picture is immutable under its link (content-addressed), so a browser may keep it as long as the link
 #: lives; never sniffed as anything but the picture type the pipeline read it as.
@@ -29,14 +33,14 @@ PICTURE_HEADERS = {
 
 
 @router.get(
-    "/v1/classes",
-    operation_id="listClasses",
-    name="listClasses",
+    "/v1/categories",
+    operation_id="listCategories",
+    name="listCategories",
     summary="Released product classes (categories), with their pictures and released item counts",
-    response_model=ClassPageBody,
+    response_model=CategoryPageBody,
     responses={**NOT_MODIFIED, **ERRORS},
 )
-def list_classes(
+def list_categories(
     request: Request,
     catalog: CatalogDep,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE, description="Classes per page")] = DEFAULT_PAGE_SIZE,
@@ -51,20 +55,20 @@ def list_classes(
 
 
 @router.get(
-    "/v1/classes/{class_id}",
-    operation_id="getClass",
-    name="getClass",
-    summary="One released product class",
-    response_model=PublicClassBody,
+    "/v1/categories/{category_id}",
+    operation_id="getCategory",
+    name="getCategory",
+    summary="One released product class (category)",
+    response_model=PublicCategoryBody,
     responses={**NOT_MODIFIED, 404: {"model": ErrorBody}, **ERRORS},
 )
-def get_class(request: Request, class_id: str, catalog: CatalogDep) -> Response:
+def get_category(request: Request, category_id: str, catalog: CatalogDep) -> Response:
     if (cached := not_modified(request, catalog)) is not None:
         return cached
-    detail = catalog.product_class(class_id)
+    detail = catalog.product_class(category_id)
     if detail.product_class is None:
         # 404 NOT_FOUND, for an unknown class, one no applied release has published, and one a release removed.
-        raise ApiError(404, "NOT_FOUND", f"no public class {class_id!r}")
+        raise ApiError(404, "NOT_FOUND", f"no public category {category_id!r}")
     return public_json(
         request, serialize_class(detail.product_class, catalog.picture_render()), detail.release
     )
