@@ -139,7 +139,7 @@ class Items:
                 """INSERT INTO resolver.catalog_item (tenant_id, catalog_id, item_id, revision, profile, title,
                        identifiers, attributes, created_at, updated_at)
                    VALUES (%s, %s, %s, 1, 'np_core@1', %s, %s, '{}', %s, %s)""",
-                (tenant_id, catalog_id, item_id, item_id, json.dumps({}), now, now),
+                (tenant_id, catalog_id, item_id, item_id, json.dumps({"gtin": None, "mpn": None}), now, now),
             )
         )
         return item_id
@@ -180,6 +180,10 @@ class Rows:
             "item_picture",
             "product_class",
             "product_class_member",
+            # A save is an accepted change (issue 13 item 5): its decision, revision and events.
+            "catalog_file_aggregate",
+            "decision",
+            "outbox",
         )
         return {t: self.count(f"resolver.{t}") for t in tables}
 
