@@ -5,8 +5,9 @@ A released picture's snapshot carries its content address (``sha256``: the objec
 the resolver's save copied the bytes to), its media type, size and dimensions. The public serializer turns it into
 ``{"url": "/v1/files/<token>", "content_type", "size_bytes", "width", "height"}``: the token is signed with a key of
 the deployment (``TokenSigner``, purpose ``prw product pictures v1``) over the tenant, catalog, content address,
-media type and an expiry, so the link is the authorization, like a presigned object-store read, and the address
-itself never appears in a public document (its digest identifies the bytes, which may be a capture artifact's).
+media type and an expiry, so the link is the authorization, like a presigned object-store read. The token is
+signed, not encrypted: it carries the picture's digest, which is no secret (anyone who GETs the public bytes can
+compute it); it carries no managed file id, decision or capture reference.
 
 Expiries are aligned to windows of ``ttl``: every document served within one window carries the same links (a
 cacheable document), and a link stays valid for at least ``ttl`` after it was served and at most twice that.
