@@ -18,6 +18,7 @@ from prw_platform.resolver.files.errors import UnreadableSource
 from prw_platform.resolver.files.publication import StreamLocator
 from prw_platform.resolver.files.service import CatalogFiles
 from prw_platform.resolver.files.sources import UploadSource
+from prw_platform.resolver.snapshots import read_snapshot
 from prw_platform.storage.port import sha256_hex
 from tests.integration.files.conftest import ACTOR, Items, Rows, png, stream_locator
 from tests.integration.resolution.pipeline import CATALOG, TENANT
@@ -134,3 +135,32 @@ def test_a_manual_catalog_publishes_pictures_and_classes_at_its_next_release_and
     removal = _events(rows)[-1]["body"]
     assert removal["payload"]["removed_classes"] == [{"class": "cls_tools", "revision": 2}]
     assert {"type": "product_class", "id": "cls_tools", "revision": 2} in removal["dependencies"]
+
+
+def test_a_snapshot_export_carries_item_pictures_and_classes_at_their_revisions(
+    files: CatalogFiles, items: Items, resolver_db: Database
+) -> None:
+    item = items.add("itm_anvil")
+    files.save_item_pictures(TENANT, item, UploadSource(png()), [], actor=ACTOR)
+    files.create_class(TENANT, CATALOG, "cls_tools", "Tools", picture=None, members=[item], actor=ACTOR)
+    files.create_class(TENANT, CATALOG, "cls_gone", "Gone", picture=None, members=[], actor=ACTOR)
+    files.delete_class(TENANT, "cls_gone", actor=ACTOR)
+
+    state = resolver_db.run(
+        lambda c: read_snapshot(c, TENANT, CATALOG, ["item_pictures", "product_class"]),
+        tenant_id=TENANT,
+        read_only=True,
+    )
+
+    assert state is not None
+    (pictures,) = state.objects["item_pictures"]
+    assert (pictures["aggregate"], pictures["payload"]["gallery"]) == (
+        {"type": "item_pictures", "id": item, "revision": 1},
+        [],
+    )
+    classes = {e["aggregate"]["id"]: e for e in state.objects["product_class"]}
+    assert classes["cls_tools"]["payload"]["members"] == [item]
+    assert (classes["cls_gone"]["aggregate"]["revision"], classes["cls_gone"]["payload"]) == (
+        2,
+        {"class": "cls_gone"},
+    )
