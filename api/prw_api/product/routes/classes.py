@@ -2,9 +2,10 @@
 (name, picture, how many released items), and GET /v1/files/{token}, the bytes of a released picture behind the
 signed link the documents carry. The category reads carry the release's ETag and Cache-Control like the item routes.
 
-Product classes are served as *categories* on the public origin: ``/v1/classes/{class_id}`` is the admin origin's
-route for managing them (one path, one meaning in the published contract, schemas/openapi.yaml), and ``class`` is
-already the item filter by a profile's class (``/v1/items?class=cls_storage_ssd``, if_product_query)."""
+Product classes are served as *categories* on the public origin because if_product_query already gives ``class`` a
+meaning there: ``/v1/items?class=cls_storage_ssd`` filters by a class a normalization profile declares. A public
+``/v1/classes/{id}`` would invite ``/v1/classes/cls_storage_ssd``, which is no managed class (404). The admin origin
+keeps ``/v1/classes/{class_id}`` for managing them (its own contract, schemas/openapi-admin.yaml)."""
 
 from __future__ import annotations
 
