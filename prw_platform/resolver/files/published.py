@@ -33,7 +33,12 @@ class FileFact:
 
 def _picture(found: store.CatalogFile) -> contracts.Picture:
     return contracts.Picture(
-        file=found.file_id, sha256=found.sha256, media_type=found.media_type, size_bytes=found.size_bytes
+        file=found.file_id,
+        sha256=found.sha256,
+        media_type=found.media_type,
+        size_bytes=found.size_bytes,
+        width=found.width,
+        height=found.height,
     )
 
 

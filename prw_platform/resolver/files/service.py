@@ -36,6 +36,7 @@ from prw_platform.resolver.catalogs import release_policy
 from prw_platform.resolver.decisions.commands import StreamRef
 from prw_platform.resolver.decisions.facts import get_item
 from prw_platform.resolver.files import publication, records, store
+from prw_platform.resolver.files.dimensions import picture_size
 from prw_platform.resolver.files.errors import (
     ClassExists,
     FileNotFound,
@@ -178,6 +179,7 @@ class CatalogFiles:
                 media_type=media_type,
                 actor=actor,
                 now=now,
+                dimensions=picture_size(data, media_type),
             )
             # Under the object's lock: a cleanup deleting the same bytes has finished or waits for this commit.
             self._store.put_if_absent(key, data, sha256, media_type)

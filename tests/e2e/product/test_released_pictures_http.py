@@ -9,6 +9,7 @@ which keeps released bytes for thirty days); a deleted class leaves the public c
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -80,7 +81,9 @@ def test_item_pictures_are_public_only_after_a_release_and_a_replacement_waits_f
     _release(platform)
     assert "pictures" not in product.get(f"/v1/items/{item}").json()
 
-    front, back = png("pics-front"), png("pics-back")
+    # A PNG whose header gives its size (640 x 480), and one whose header does not.
+    front = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + struct.pack(">II", 640, 480) + b"front"
+    back = png("pics-back")
     _save_pictures(platform, item, front, back)
     # Applied by the consumer, not released: the public API shows no picture.
     assert "pictures" not in product.get(f"/v1/items/{item}").json()
@@ -89,7 +92,12 @@ def test_item_pictures_are_public_only_after_a_release_and_a_replacement_waits_f
     pictures = product.get(f"/v1/items/{item}").json()["pictures"]
     assert _bytes(product, pictures["main"]) == front
     assert [_bytes(product, g) for g in pictures["gallery"]] == [back]
-    assert pictures["main"]["size_bytes"] == len(front)
+    assert (pictures["main"]["size_bytes"], pictures["main"]["width"], pictures["main"]["height"]) == (
+        len(front),
+        640,
+        480,
+    )
+    assert "width" not in pictures["gallery"][0]  # unknown: left out, not null
     (listed,) = product.get("/v1/items").json()["items"]
     assert listed["pictures"] == pictures  # the collection and the detail carry the same released pictures
 

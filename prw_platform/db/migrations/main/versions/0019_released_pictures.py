@@ -12,6 +12,8 @@ Resolver:
 - ``released_file_aggregate``: the revision of each of them the catalog publishes (like ``released_merchant``),
   so the next release publishes only what changed and removes a deleted class once.
 - The decision actions gain ``save_item_pictures``, ``save_product_class`` and ``delete_product_class``.
+- ``catalog_file`` gains ``width`` and ``height``: pixels, when the picture's header says (null otherwise, and for
+  files prepared before this revision).
 
 Product (AW-04, per generation like ``item_projection`` / ``public_item``):
 
@@ -124,6 +126,10 @@ def _decision_actions(actions: str) -> None:
 
 
 def upgrade() -> None:
+    op.execute(
+        "ALTER TABLE resolver.catalog_file ADD COLUMN width integer CHECK (width > 0), "
+        "ADD COLUMN height integer CHECK (height > 0)"
+    )
     op.execute(RESOLVER_TABLES)
     for table in ("catalog_file_aggregate", "released_file_aggregate"):
         _secure(f"resolver.{table}", "resolver_app", "SELECT, INSERT, UPDATE")
@@ -139,3 +145,4 @@ def downgrade() -> None:
         op.execute(f"DROP TABLE product.{table}")
     op.execute("DROP TABLE resolver.released_file_aggregate")
     op.execute("DROP TABLE resolver.catalog_file_aggregate")
+    op.execute("ALTER TABLE resolver.catalog_file DROP COLUMN width, DROP COLUMN height")
