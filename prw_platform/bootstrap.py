@@ -40,6 +40,7 @@ from prw_platform.plugins.query import QueryVocabulary
 from prw_platform.product.catalog import PublicCatalog
 from prw_platform.product.consumer.driver import ProductApply
 from prw_platform.product.gaps import ExportSource, GapCloser, HttpExportSource, StreamKey
+from prw_platform.product.pictures import PictureLinks
 from prw_platform.product.queries import CursorCodec
 from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
 from prw_platform.product.retention_report import ProgressReporter, ProgressSink
@@ -479,6 +480,7 @@ class Platform:
             self.file_settings,
             http=http,
             cleanup_queue=build_queue(self.settings, CATALOG_FILE_CLEANUP.name, db=self.resolver_api_db),
+            streams=self.streams,
         )
 
     @cached_property
@@ -586,8 +588,22 @@ class Platform:
         key = (tenant_id or self.settings.product_tenant_id, catalog_id or self.settings.product_catalog_id)
         if key not in self._catalogs:
             vocabulary = QueryVocabulary.from_registry(self.registry)
-            self._catalogs[key] = PublicCatalog(self.product_api_db, *key, vocabulary, self.product_cursors)
+            self._catalogs[key] = PublicCatalog(
+                self.product_api_db, *key, vocabulary, self.product_cursors, self.picture_links
+            )
         return self._catalogs[key]
+
+    @cached_property
+    def picture_links(self) -> PictureLinks:
+        """Signed links of released pictures (seed 004): the bytes are read from the managed store's catalog-files
+        bucket, links signed with a key derived from the token signing key (the same in every worker process)."""
+        return PictureLinks(
+            self.store,
+            self.settings.catalog_files_bucket,
+            derived_secret(self.token_signing_key, "prw product pictures v1"),
+            ttl=timedelta(seconds=self.settings.product_picture_link_ttl_seconds),
+            clock=self.clock,
+        )
 
     @cached_property
     def product_cursors(self) -> CursorCodec:

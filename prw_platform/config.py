@@ -152,6 +152,9 @@ class Settings(BaseSettings):
     product_rate_limit_burst: int = Field(default=20, ge=1)
     #: Cache-Control max-age of a public read (the ETag, from the release, revalidates it).
     product_cache_max_age_seconds: int = Field(default=30, ge=0)
+    #: How long a released picture's signed link (``GET /v1/files/{token}``) stays valid: at least this long after
+    #: the document that carries it was served, at most twice as long (docs/operators/files.md).
+    product_picture_link_ttl_seconds: int = Field(default=3600, ge=60)
 
     #: A request body above this many bytes is refused with 413 before it is read, whatever route it is for
     #: (JSON and form bodies; the artifact PUT streams up to ``PRW_INTAKE_MAX_ARTIFACT_BYTES`` instead).

@@ -23,7 +23,7 @@ from prw_platform.db.errors import (
     InvalidData,
 )
 from prw_platform.plugins import PluginError
-from prw_platform.product.errors import InvalidQuery, NotPublic
+from prw_platform.product.errors import InvalidQuery, NotPublic, PictureLinkError
 from prw_platform.resolver.catalogs import SourceCatalogConflict, StreamNotProvisioned
 from prw_platform.resolver.decisions import (
     CaseNotFound,
@@ -75,6 +75,7 @@ __all__ = [
     "NothingToRelease",
     "OAuthError",
     "OperatorTenantScopeDenied",
+    "PictureLinkError",
     "PluginError",
     "ReviewReadError",
     "SessionExpired",

@@ -24,6 +24,12 @@ from prw_platform.auth.tokens import IssuedToken
 from prw_platform.operations import AdminReads
 from prw_platform.plugins import UnknownAdapterVersion
 from prw_platform.product.catalog import DEFAULT_CATALOG_ID, DEFAULT_TENANT_ID, PublicCatalog
+from prw_platform.product.class_queries import (
+    ClassDetail,
+    ClassPage,
+    serialize_class,
+    serialize_class_page,
+)
 from prw_platform.product.consumer.driver import ProductApply
 from prw_platform.product.merchant_queries import (
     ItemListings,
@@ -33,6 +39,7 @@ from prw_platform.product.merchant_queries import (
     serialize_merchant,
     serialize_merchant_page,
 )
+from prw_platform.product.pictures import PictureBytes, PictureLinks
 from prw_platform.product.queries import (
     DEFAULT_PAGE_SIZE,
     MAX_FACETS,
@@ -195,6 +202,8 @@ __all__ = [
     "CatalogFiles",
     "CatalogProvisioning",
     "CatalogSpec",
+    "ClassDetail",
+    "ClassPage",
     "ClassView",
     "ClientSpec",
     "CollectorAuthService",
@@ -256,6 +265,8 @@ __all__ = [
     "OperatorSessions",
     "PendingJobSweeper",
     "PendingRelease",
+    "PictureBytes",
+    "PictureLinks",
     "PictureSource",
     "ProductApply",
     "ProvisionedCatalog",
@@ -305,6 +316,8 @@ __all__ = [
     "UploadSource",
     "UrlSource",
     "WorkerPolicy",
+    "serialize_class",
+    "serialize_class_page",
     "serialize_evaluation",
     "serialize_item",
     "serialize_item_listings",

@@ -239,6 +239,79 @@ class RetiredItem(EventPayload):
     revision: Revision = Field(description="The item revision that retired it.")
 
 
+class Picture(EventPayload):
+    """A managed catalog file used as a picture (seed 004): the copy in the managed asset store, addressed by its
+    content. The product service serves the bytes from the store by ``sha256`` (its object key), never by reading
+    the resolver's file rows."""
+
+    file: Identifier = Field(description="Managed file id (`fil_…`), the resolver's lifecycle row.")
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] = Field(
+        description="SHA-256 of the bytes: the file's content-addressed key in the managed asset store."
+    )
+    media_type: str = Field(
+        min_length=1, description="Media type the pipeline read the bytes as (`image/png`)."
+    )
+    size_bytes: Annotated[int, Field(ge=1)] = Field(description="Size of the bytes.")
+    width: Annotated[int, Field(ge=1)] | None = Field(default=None, description="Width in pixels, if known.")
+    height: Annotated[int, Field(ge=1)] | None = Field(
+        default=None, description="Height in pixels, if known."
+    )
+
+
+class ItemPicturesPayload(EventPayload):
+    """`item_pictures.saved`: an item's pictures at this revision, the whole set (a picture left out is removed)."""
+
+    item: Identifier = Field(description="Item id (`itm_…`); equals `aggregate.id`.")
+    main: Picture | None = Field(description="The main picture, or null.")
+    gallery: tuple[Picture, ...] = Field(description="The gallery, in display order.")
+
+
+class ProductClassPayload(EventPayload):
+    """`product_class.saved`: a product class (a category of the catalog) at this revision."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
+
+    class_id: Identifier = Field(alias="class", description="Class id; equals `aggregate.id`.")
+    name: str = Field(min_length=1, max_length=200, description="Display name.")
+    picture: Picture | None = Field(description="The class picture, or null.")
+    members: tuple[Identifier, ...] = Field(description="Item ids of the class's members, sorted.")
+
+
+class ProductClassDeletedPayload(EventPayload):
+    """`product_class.deleted`: the class was deleted with its memberships; the next release removes it."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
+
+    class_id: Identifier = Field(alias="class", description="Class id; equals `aggregate.id`.")
+
+
+class ReleasedItemPictures(EventPayload):
+    """An item's pictures revision a release publishes."""
+
+    item: Identifier = Field(description="Item id.")
+    revision: Revision = Field(description="The published `item_pictures` revision.")
+    fields: ItemPicturesPayload = Field(description="The pictures at that revision.")
+
+
+class ReleasedClass(EventPayload):
+    """A product class revision a release publishes."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
+
+    class_id: Identifier = Field(alias="class", description="Class id.")
+    revision: Revision = Field(description="The published `product_class` revision.")
+    fields: ProductClassPayload = Field(description="The class at that revision.")
+
+
+class RemovedClass(EventPayload):
+    """A deleted product class a release removes from the public catalog."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
+
+    class_id: Identifier = Field(alias="class", description="Class id.")
+    revision: Revision = Field(description="The `product_class` revision that deleted it.")
+
+
 class ReleasePayload(EventPayload):
     """`release.authorized`: what one publication adds or changes (earlier releases stay public)."""
 
@@ -261,4 +334,14 @@ class ReleasePayload(EventPayload):
     retired_items: tuple[RetiredItem, ...] = Field(
         default=(),
         description="Retired items this release removes from the public catalog, with the listings they owned.",
+    )
+    # Defaults: a release written before managed pictures existed publishes none (seed 004, issue 13 item 5).
+    item_pictures: tuple[ReleasedItemPictures, ...] = Field(
+        default=(), description="Item pictures revisions this release publishes."
+    )
+    classes: tuple[ReleasedClass, ...] = Field(
+        default=(), description="Product class revisions this release publishes."
+    )
+    removed_classes: tuple[RemovedClass, ...] = Field(
+        default=(), description="Deleted product classes this release removes from the public catalog."
     )

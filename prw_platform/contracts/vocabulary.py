@@ -21,10 +21,13 @@ from pydantic_core import to_json
 from prw_platform.contracts.payloads import (
     EventPayload,
     ItemPayload,
+    ItemPicturesPayload,
     ListingPayload,
     MappingPayload,
     MerchantPayload,
     MerchantSourcePayload,
+    ProductClassDeletedPayload,
+    ProductClassPayload,
     ReleasePayload,
     ShippingPolicyPayload,
 )
@@ -40,6 +43,8 @@ RELEASE: Final = "release"
 MERCHANT: Final = "merchant"
 MERCHANT_SOURCE: Final = "merchant_source"
 SHIPPING_POLICY: Final = "shipping_policy"
+ITEM_PICTURES: Final = "item_pictures"
+PRODUCT_CLASS: Final = "product_class"
 
 
 class Revisions(StrEnum):
@@ -235,15 +240,56 @@ VOCABULARY: Final[Mapping[str, EventType]] = {
             "merchant id; each revision replaces the policy).",
         ),
         EventType(
+            name="item_pictures.saved",
+            aggregate_type=ITEM_PICTURES,
+            payload=ItemPicturesPayload,
+            id_key="item",
+            revisions=Revisions.ANY,
+            depends_on=(),
+            dependency_rule="none",
+            summary="An operator saved an item's pictures (the aggregate id is the item id; each revision is the "
+            "whole set: main picture and gallery). Private until a release publishes it (seed 004).",
+        ),
+        EventType(
+            name="product_class.saved",
+            aggregate_type=PRODUCT_CLASS,
+            payload=ProductClassPayload,
+            id_key="class",
+            revisions=Revisions.ANY,
+            depends_on=(),
+            dependency_rule="none",
+            summary="An operator created or changed a product class: name, picture and member items (its full "
+            "state). A class created again after a deletion continues the revisions.",
+        ),
+        EventType(
+            name="product_class.deleted",
+            aggregate_type=PRODUCT_CLASS,
+            payload=ProductClassDeletedPayload,
+            id_key="class",
+            revisions=Revisions.LATER,
+            depends_on=(),
+            dependency_rule="none",
+            summary="An operator deleted a product class with its memberships; the next release removes it.",
+        ),
+        EventType(
             name="release.authorized",
             aggregate_type=RELEASE,
             payload=ReleasePayload,
             id_key="release",
             revisions=Revisions.ANY,
-            depends_on=(CATALOG_ITEM, LISTING_MAPPING, MERCHANT, MERCHANT_SOURCE, SHIPPING_POLICY),
+            depends_on=(
+                CATALOG_ITEM,
+                LISTING_MAPPING,
+                MERCHANT,
+                MERCHANT_SOURCE,
+                SHIPPING_POLICY,
+                ITEM_PICTURES,
+                PRODUCT_CLASS,
+            ),
             dependency_rule="`catalog_item` at every item revision it publishes; `listing_mapping` at every "
             "mapping revision it publishes; `merchant`, `merchant_source` and `shipping_policy` at every "
-            "revision it publishes; `catalog_item` at the revision that retired each item it removes",
+            "revision it publishes; `catalog_item` at the revision that retired each item it removes; "
+            "`item_pictures` and `product_class` at every revision it publishes or removes",
             summary="A publication of the catalog: one release aggregate per catalog (`rel_<catalog_id>`), whose "
             "revision is the publication revision.",
             revision_key="publication_revision",

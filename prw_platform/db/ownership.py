@@ -88,6 +88,9 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "resolver.item_picture": "prw_platform.resolver.files.records",
         "resolver.product_class": "prw_platform.resolver.files.records",
         "resolver.product_class_member": "prw_platform.resolver.files.records",
+        # Their accepted-change revisions (item_pictures, product_class) and what releases published of them.
+        "resolver.catalog_file_aggregate": "prw_platform.resolver.files.records",
+        "resolver.released_file_aggregate": "prw_platform.resolver.decisions.releases",
         # The PostgreSQL queue (the embedded default of the Queue port).
         "queue.message": "prw_platform.queues.postgres",
         "queue.dead_letter": "prw_platform.queues.postgres",
@@ -102,6 +105,8 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "product.merchant_source_projection": "prw_platform.product.consumer.merchant_projection",
         "product.shipping_policy_projection": "prw_platform.product.consumer.merchant_projection",
         "product.inventory_observation": "prw_platform.product.consumer.merchant_projection",
+        "product.item_pictures_projection": "prw_platform.product.consumer.picture_projection",
+        "product.product_class_projection": "prw_platform.product.consumer.picture_projection",
         "product.progress": "prw_platform.product.progress",
         "product.projected_scope": "prw_platform.product.scopes",
         # The released public snapshot: written by releases.py, read by queries.py, both through this module.
@@ -111,6 +116,8 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "product.public_merchant": "prw_platform.product.public_store",
         "product.public_merchant_source": "prw_platform.product.public_store",
         "product.public_shipping_policy": "prw_platform.product.public_store",
+        "product.public_item_pictures": "prw_platform.product.public_store",
+        "product.public_class": "prw_platform.product.public_store",
     }
 )
 

@@ -9,10 +9,17 @@ query vocabulary (classes, values with units) and the deployment's cursor key.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from prw_platform.db.database import Database
 from prw_platform.plugins.query import QueryVocabulary
+from prw_platform.product.class_queries import (
+    ClassDetail,
+    ClassPage,
+    get_public_class,
+    list_public_classes,
+)
+from prw_platform.product.errors import PictureLinkInvalid
 from prw_platform.product.merchant_queries import (
     ItemListings,
     MerchantDetail,
@@ -21,6 +28,7 @@ from prw_platform.product.merchant_queries import (
     get_public_merchant,
     list_public_merchants,
 )
+from prw_platform.product.pictures import PictureBytes, PictureLinks
 from prw_platform.product.queries import (
     DEFAULT_PAGE_SIZE,
     NO_VOCABULARY,
@@ -29,6 +37,7 @@ from prw_platform.product.queries import (
     ItemDetail,
     ItemFilters,
     ItemPage,
+    PictureRender,
     PublicItem,
     Release,
     SourceSummary,
@@ -53,6 +62,8 @@ class PublicCatalog:
     catalog_id: str
     vocabulary: QueryVocabulary = field(default=NO_VOCABULARY)
     cursors: CursorCodec = field(default=PROCESS_CURSORS)
+    #: Signed links of released pictures (seed 004); None: documents carry no pictures and no file is served.
+    pictures: PictureLinks | None = None
 
     def items(
         self,
@@ -102,6 +113,33 @@ class PublicCatalog:
 
     def merchant(self, merchant_id: str) -> MerchantDetail:
         return get_public_merchant(self.db, self.tenant_id, self.catalog_id, merchant_id)
+
+    def classes(self, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None) -> ClassPage:
+        return list_public_classes(
+            self.db, self.tenant_id, self.catalog_id, limit=limit, cursor=cursor, cursors=self.cursors
+        )
+
+    def product_class(self, class_id: str) -> ClassDetail:
+        return get_public_class(self.db, self.tenant_id, self.catalog_id, class_id)
+
+    def picture_render(self) -> PictureRender | None:
+        """What the serializers sign released pictures with for one response: every link of the response gets
+        the same expiry. None when this catalog serves no pictures."""
+        links = self.pictures
+        if links is None:
+            return None
+        expires = links.expiry()
+
+        def render(picture: dict[str, Any]) -> dict[str, Any] | None:
+            return links.public_picture(self.tenant_id, self.catalog_id, picture, expires)
+
+        return render
+
+    def picture(self, token: str) -> PictureBytes:
+        """The bytes behind a signed picture link (``PictureLinkError``: 404 NOT_FOUND, 403 LINK_EXPIRED)."""
+        if self.pictures is None:
+            raise PictureLinkInvalid("this catalog serves no pictures")
+        return self.pictures.open(self.tenant_id, self.catalog_id, token)
 
     def evaluate_shipping(self, destination: str, lines: tuple[BasketLine, ...]) -> ShippingEvaluation:
         """if_product_query: computed per request, stores nothing."""

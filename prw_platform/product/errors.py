@@ -68,3 +68,27 @@ class NotPublic(LookupError):
     """if_product_query 404 NOT_FOUND: no applied release publishes it (the edge renders the 404)."""
 
     code = "NOT_FOUND"
+
+
+class PictureLinkError(LookupError):
+    """A public picture link the product API refuses (seed 004, issue 13 item 5); the edge renders ``status``."""
+
+    code = "NOT_FOUND"
+    status = 404
+
+
+class PictureLinkInvalid(PictureLinkError):
+    """404 NOT_FOUND: a link this API did not sign (forged, altered, of another catalog) says nothing about
+    what exists."""
+
+
+class PictureLinkExpired(PictureLinkError):
+    """403 LINK_EXPIRED: a genuine link past its expiry; GET the item or class again for a fresh one."""
+
+    code = "LINK_EXPIRED"
+    status = 403
+
+
+class PictureGone(PictureLinkError):
+    """404 NOT_FOUND: the signed picture's bytes are no longer in the managed store (a retired file past its
+    thirty days, seed 004)."""

@@ -26,6 +26,10 @@ PUBLIC_LISTING_FIELDS: Final = (
 PUBLIC_MERCHANT_FIELDS: Final = ("merchant", "name", "url")
 PUBLIC_POLICY_FIELDS: Final = ("currency", "free_shipping_threshold")
 PUBLIC_RATE_FIELDS: Final = ("destination", "rate")
+#: What a released picture keeps (seed 004): the content address the product serves the bytes by (never
+#: serialized: the public document carries a signed link instead), the media type, the size and the dimensions.
+PUBLIC_PICTURE_FIELDS: Final = ("sha256", "media_type", "size_bytes", "width", "height")
+PUBLIC_CLASS_FIELDS: Final = ("class", "name")
 
 _Scalar = str | int | float | bool | None
 
@@ -60,6 +64,32 @@ def public_policy_fields(snapshot: Mapping[str, Any]) -> dict[str, Any]:
         for rate in (rates if isinstance(rates, list) else [])
         if isinstance(rate, Mapping)
     ]
+    return fields
+
+
+def public_picture_fields(snapshot: object) -> dict[str, Any] | None:
+    """A picture of a release snapshot, whitelisted; None when it is not one (no content address)."""
+    if not isinstance(snapshot, Mapping) or not isinstance(snapshot.get("sha256"), str):
+        return None
+    return {key: _scalar_or_none(snapshot.get(key)) for key in PUBLIC_PICTURE_FIELDS if key in snapshot}
+
+
+def public_pictures_fields(snapshot: Mapping[str, Any]) -> dict[str, Any]:
+    """An item's released pictures: ``{"main": picture or None, "gallery": [picture, ...]}``."""
+    gallery = snapshot.get("gallery")
+    pictures = [public_picture_fields(p) for p in (gallery if isinstance(gallery, list) else [])]
+    return {
+        "main": public_picture_fields(snapshot.get("main")),
+        "gallery": [p for p in pictures if p is not None],
+    }
+
+
+def public_class_fields(snapshot: Mapping[str, Any]) -> dict[str, Any]:
+    """A released class: name, picture and the member item ids (kept to count the released ones, never listed)."""
+    fields: dict[str, Any] = {key: _scalar_or_none(snapshot.get(key)) for key in PUBLIC_CLASS_FIELDS}
+    fields["picture"] = public_picture_fields(snapshot.get("picture"))
+    members = snapshot.get("members")
+    fields["members"] = [m for m in (members if isinstance(members, list) else []) if isinstance(m, str)]
     return fields
 
 

@@ -70,6 +70,9 @@ class PublicItem:
     fields: dict[str, Any]
     #: Only the detail query loads listings; None in a collection.
     listings: tuple[PublicListing, ...] | None = None
+    #: The released pictures (``{"main": picture | None, "gallery": [picture]}``, public_fields), None when no
+    #: release published any for the item (seed 004, issue 13 item 5).
+    pictures: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,3 +215,34 @@ def merchant_of(entry: dict[str, Any]) -> PublicMerchant:
         tuple(str(source) for source in sources) if isinstance(sources, list) else (),
         policy if isinstance(policy, dict) else None,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class PublicClass:
+    """A released product class: its public fields (name, picture) and how many released items it has."""
+
+    class_id: str
+    published_revision: int
+    publication_revision: int
+    fields: dict[str, Any]
+    item_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClassRows:
+    release: Release
+    classes: list[PublicClass]
+
+
+def class_of(entry: dict[str, Any]) -> PublicClass:
+    return PublicClass(
+        str(entry["class_id"]),
+        int_of(entry["published_revision"]),
+        int_of(entry["publication_revision"]),
+        dict_of(entry["fields"]),
+        int_of(entry["item_count"]),
+    )
+
+
+def pictures_of(value: object) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None

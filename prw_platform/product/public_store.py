@@ -1,4 +1,5 @@
-"""The released public snapshot: ``public_item``, ``public_listing`` and ``release_pointer`` (this module owns them).
+"""The released public snapshot: ``public_item``, ``public_listing``, ``release_pointer``, the merchant tables and
+the pictures' ``public_item_pictures`` and ``public_class`` (this module owns them).
 
 Two callers, one set of tables: ``releases`` writes a release's snapshot when the consumer applies it, and
 ``queries`` reads it for the public API. Every read and write is of one generation, the scope's serving one; the
@@ -17,6 +18,7 @@ from prw_platform.db.database import Connection
 from prw_platform.product.public_filters import item_conditions
 from prw_platform.product.public_rows import (
     BasketRows,
+    ClassRows,
     FacetCount,
     ItemDetailRow,
     ItemListingsRow,
@@ -28,12 +30,14 @@ from prw_platform.product.public_rows import (
     PublicMerchant,
     Release,
     SourceRow,
+    class_of,
     dict_of,
     int_of,
     list_of,
     listing_of,
     merchant_listing_of,
     merchant_of,
+    pictures_of,
     release_of,
 )
 from prw_platform.product.scopes import SERVING_GENERATION_SUBQUERY, ProjectedScope
@@ -103,9 +107,64 @@ def withdraw_item(conn: Connection, scope: ProjectedScope, item_id: str) -> None
         key,
     )
     conn.execute(
+        """DELETE FROM product.public_item_pictures
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s AND item_id = %s""",
+        key,
+    )
+    conn.execute(
         """DELETE FROM product.public_item
            WHERE tenant_id = %s AND catalog_id = %s AND generation = %s AND item_id = %s""",
         key,
+    )
+
+
+def publish_item_pictures(
+    conn: Connection,
+    scope: ProjectedScope,
+    item_id: str,
+    revision: int,
+    publication: int,
+    fields: dict[str, Any],
+) -> None:
+    """An item's released pictures (seed 004): the whole set replaces the one an earlier release published."""
+    conn.execute(
+        """INSERT INTO product.public_item_pictures (tenant_id, catalog_id, generation, item_id,
+               published_revision, publication_revision, fields)
+           VALUES (%s, %s, %s, %s, %s, %s, %s)
+           ON CONFLICT (tenant_id, catalog_id, generation, item_id) DO UPDATE
+              SET published_revision = excluded.published_revision,
+                  publication_revision = excluded.publication_revision, fields = excluded.fields,
+                  released_at = now()""",
+        (*_scope_key(scope), item_id, revision, publication, Jsonb(fields)),
+    )
+
+
+def publish_class(
+    conn: Connection,
+    scope: ProjectedScope,
+    class_id: str,
+    revision: int,
+    publication: int,
+    fields: dict[str, Any],
+) -> None:
+    conn.execute(
+        """INSERT INTO product.public_class (tenant_id, catalog_id, generation, class_id, published_revision,
+               publication_revision, fields)
+           VALUES (%s, %s, %s, %s, %s, %s, %s)
+           ON CONFLICT (tenant_id, catalog_id, generation, class_id) DO UPDATE
+              SET published_revision = excluded.published_revision,
+                  publication_revision = excluded.publication_revision, fields = excluded.fields,
+                  released_at = now()""",
+        (*_scope_key(scope), class_id, revision, publication, Jsonb(fields)),
+    )
+
+
+def withdraw_class(conn: Connection, scope: ProjectedScope, class_id: str) -> None:
+    """A deleted class leaves the public catalog at the release that names its deletion."""
+    conn.execute(
+        """DELETE FROM product.public_class
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s AND class_id = %s""",
+        (*_scope_key(scope), class_id),
     )
 
 
@@ -219,15 +278,25 @@ _LISTINGS_OF = """coalesce((
      WHERE l.tenant_id = %(tenant)s AND l.catalog_id = %(catalog)s AND l.generation = i.generation
        AND l.item_id = i.item_id), '[]'::jsonb)"""
 
+#: The released pictures of item ``i`` (null when no release published any).
+_PICTURES_OF = """(SELECT pp.fields FROM product.public_item_pictures pp
+     WHERE pp.tenant_id = %(tenant)s AND pp.catalog_id = %(catalog)s AND pp.generation = {generation}
+       AND pp.item_id = i.item_id)"""
+
 _ITEM_DETAIL = sql.SQL(
     """WITH {scope}
 SELECT p.generation, p.publication_revision AS current_revision, i.item_id, i.published_revision,
-       i.publication_revision, i.fields, CASE WHEN i.item_id IS NULL THEN NULL ELSE {listings} END AS listings
+       i.publication_revision, i.fields, CASE WHEN i.item_id IS NULL THEN NULL ELSE {listings} END AS listings,
+       {pictures} AS pictures
   FROM pointer p
   LEFT JOIN product.public_item i
     ON i.tenant_id = %(tenant)s AND i.catalog_id = %(catalog)s AND i.generation = p.generation
    AND i.item_id = %(item)s"""
-).format(scope=_SCOPE, listings=sql.SQL(_LISTINGS_OF))
+).format(
+    scope=_SCOPE,
+    listings=sql.SQL(_LISTINGS_OF),
+    pictures=sql.SQL(_PICTURES_OF).format(generation=sql.SQL("p.generation")),
+)
 
 _MATCHED = """matched AS NOT MATERIALIZED (
     SELECT i.item_id, i.published_revision, i.publication_revision, i.fields
@@ -246,11 +315,12 @@ _FACET = """facet AS (SELECT k.key, m.fields->'attributes'->k.key->'value' AS va
 
 _ITEM_PAGE = """WITH {scope}, {ctes}
 SELECT p.generation, p.publication_revision AS current_revision,
-       (SELECT coalesce(jsonb_agg(jsonb_build_object('item_id', item_id,
-                                                     'published_revision', published_revision,
-                                                     'publication_revision', publication_revision,
-                                                     'fields', fields) ORDER BY item_id), '[]'::jsonb)
-          FROM page) AS items,
+       (SELECT coalesce(jsonb_agg(jsonb_build_object('item_id', i.item_id,
+                                                     'published_revision', i.published_revision,
+                                                     'publication_revision', i.publication_revision,
+                                                     'fields', i.fields,
+                                                     'pictures', {pictures}) ORDER BY i.item_id), '[]'::jsonb)
+          FROM page i) AS items,
        {facets} AS facets
   FROM pointer p"""
 
@@ -272,7 +342,10 @@ def _page_query(search: ItemSearch, params: dict[str, Any]) -> sql.Composed:
         params["facet_keys"] = list(search.facet_keys)
         ctes.append(sql.SQL(_FACET))
         facets = sql.SQL(_FACETS)
-    return sql.SQL(_ITEM_PAGE).format(scope=_SCOPE, ctes=sql.SQL(", ").join(ctes), facets=facets)
+    pictures = sql.SQL(_PICTURES_OF).format(generation=sql.SQL("p.generation"))
+    return sql.SQL(_ITEM_PAGE).format(
+        scope=_SCOPE, ctes=sql.SQL(", ").join(ctes), facets=facets, pictures=pictures
+    )
 
 
 _SOURCE = sql.SQL(
@@ -317,6 +390,7 @@ def find_item_detail(conn: Connection, tenant_id: str, catalog_id: str, item_id:
         int_of(row["publication_revision"]),
         dict_of(row["fields"]),
         listings,
+        pictures_of(row["pictures"]),
     )
     return ItemDetailRow(release_of(row), item)
 
@@ -332,7 +406,11 @@ def find_page(
         return None
     items = [
         PublicItem(
-            str(e["item_id"]), int(e["published_revision"]), int(e["publication_revision"]), e["fields"]
+            str(e["item_id"]),
+            int(e["published_revision"]),
+            int(e["publication_revision"]),
+            e["fields"],
+            pictures=pictures_of(e.get("pictures")),
         )
         for e in list_of(row["items"])
     ]
@@ -482,3 +560,51 @@ def find_basket(
     return BasketRows(
         release_of(row), tuple(merchant_listing_of(entry) for entry in list_of(row["listings"]))
     )
+
+
+# --- product classes (seed 004, issue 13 item 5) ---------------------------------------------------------------
+
+_CLASSES = sql.SQL(
+    """WITH {scope}
+SELECT p.generation, p.publication_revision AS current_revision,
+       (SELECT coalesce(jsonb_agg(page.document ORDER BY page.class_id), '[]'::jsonb) FROM (
+          SELECT c.class_id, jsonb_build_object(
+                   'class_id', c.class_id, 'published_revision', c.published_revision,
+                   'publication_revision', c.publication_revision, 'fields', c.fields,
+                   -- The released members only: an item the class names is counted once a release published it.
+                   'item_count', (SELECT count(*) FROM product.public_item i
+                                   WHERE i.tenant_id = c.tenant_id AND i.catalog_id = c.catalog_id
+                                     AND i.generation = c.generation
+                                     AND i.item_id IN (SELECT jsonb_array_elements_text(c.fields->'members')))
+                 ) AS document
+            FROM product.public_class c
+           WHERE c.tenant_id = %(tenant)s AND c.catalog_id = %(catalog)s AND c.generation = p.generation
+             AND (%(after)s::text IS NULL OR c.class_id > %(after)s::text)
+             AND (%(class)s::text IS NULL OR c.class_id = %(class)s::text)
+           ORDER BY c.class_id LIMIT %(limit)s) AS page) AS classes
+  FROM pointer p"""
+).format(scope=_SCOPE)
+
+
+def find_classes(
+    conn: Connection,
+    tenant_id: str,
+    catalog_id: str,
+    *,
+    after: str | None = None,
+    limit: int,
+    class_id: str | None = None,
+) -> ClassRows | None:
+    """Released product classes by id (the first ``limit`` after ``after``, or the one ``class_id``), each with the
+    number of its released member items; None when the catalog is not projected here."""
+    params = {
+        "tenant": tenant_id,
+        "catalog": catalog_id,
+        "after": after,
+        "limit": limit,
+        "class": class_id,
+    }
+    row = conn.execute(_CLASSES, params).fetchone()
+    if row is None:
+        return None
+    return ClassRows(release_of(row), [class_of(entry) for entry in list_of(row["classes"])])

@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import json
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -28,6 +29,7 @@ from prw_platform.product.public_fields import (
     PUBLIC_LISTING_FIELDS,
     public_item_fields,
     public_listing_fields,
+    public_pictures_fields,
 )
 from prw_platform.product.public_rows import (
     AttributeCondition,
@@ -51,6 +53,7 @@ __all__ = [
     "ItemDetail",
     "ItemFilters",
     "ItemPage",
+    "PictureRender",
     "PublicItem",
     "PublicListing",
     "Release",
@@ -62,6 +65,7 @@ __all__ = [
     "list_public_items",
     "serialize_item",
     "serialize_page",
+    "serialize_pictures",
     "serialize_source",
 ]
 
@@ -69,6 +73,10 @@ DEFAULT_PAGE_SIZE: Final = 20
 MAX_PAGE_SIZE: Final = 100
 #: Attribute keys a query may ask facet counts for.
 MAX_FACETS: Final = 10
+#: Turns a released picture (public_fields) into its public document with a signed link (pictures.PictureLinks),
+#: or None when it cannot.
+PictureRender = Callable[[dict[str, Any]], dict[str, Any] | None]
+
 #: Every released item (a frozen value, safe as a default).
 NO_FILTERS: Final = ItemFilters()
 NO_VOCABULARY: Final = QueryVocabulary()
@@ -250,11 +258,13 @@ def get_public_source(db: Database, tenant_id: str, catalog_id: str, source_id: 
     )
 
 
-def serialize_item(item: PublicItem) -> dict[str, Any]:
+def serialize_item(item: PublicItem, render: PictureRender | None = None) -> dict[str, Any]:
     """THE public item serializer: collection entries and the detail both go through it.
 
     Whitelists again on the way out (public_fields), so capture, decision, review and evidence references cannot
-    appear even if a snapshot carried them. An identifier the item does not have is left out, not null."""
+    appear even if a snapshot carried them. An identifier the item does not have is left out, not null.
+    ``pictures`` is there once a release published the item's pictures (and ``render`` signs their links): the
+    released main picture (left out when none) and gallery, never a picture saved since (seed 004)."""
     fields = public_item_fields(item.fields)
     document: dict[str, Any] = {
         "item": item.item_id,
@@ -263,14 +273,27 @@ def serialize_item(item: PublicItem) -> dict[str, Any]:
     }
     document.update({key: fields[key] for key in PUBLIC_ITEM_FIELDS if key != "item"})
     document["identifiers"] = {k: v for k, v in document["identifiers"].items() if v is not None}
+    if item.pictures is not None and render is not None:
+        document["pictures"] = serialize_pictures(item.pictures, render)
     if item.listings is not None:
         document["listings"] = [_serialize_listing(listing) for listing in item.listings]
     return document
 
 
-def serialize_page(page: ItemPage) -> dict[str, Any]:
+def serialize_pictures(pictures: dict[str, Any], render: PictureRender) -> dict[str, Any]:
+    """``{"main": picture, "gallery": [picture, ...]}``; ``main`` left out when the item has none."""
+    fields = public_pictures_fields(pictures)
+    document: dict[str, Any] = {}
+    main = render(fields["main"]) if fields["main"] is not None else None
+    if main is not None:
+        document["main"] = main
+    document["gallery"] = [p for p in (render(g) for g in fields["gallery"]) if p is not None]
+    return document
+
+
+def serialize_page(page: ItemPage, render: PictureRender | None = None) -> dict[str, Any]:
     document: dict[str, Any] = {
-        "items": [serialize_item(item) for item in page.items],
+        "items": [serialize_item(item, render) for item in page.items],
         "next_cursor": page.next_cursor,
         "publication_revision": page.publication_revision,
     }

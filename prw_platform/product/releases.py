@@ -18,9 +18,11 @@ from prw_platform.db.database import Connection
 from prw_platform.product import public_store
 from prw_platform.product.events import ProductEvent
 from prw_platform.product.public_fields import (
+    public_class_fields,
     public_item_fields,
     public_listing_fields,
     public_merchant_fields,
+    public_pictures_fields,
     public_policy_fields,
 )
 from prw_platform.product.public_rows import PublicItem, PublicListing, PublicMerchant
@@ -58,6 +60,7 @@ def apply_release(
             listing_revision=listing.listing_revision,
         )
     _publish_merchants(conn, scope, release)
+    _publish_pictures(conn, scope, release)
     public_store.point_release(
         conn,
         scope,
@@ -88,6 +91,33 @@ def _publish_merchants(conn: Connection, scope: ProjectedScope, release: Release
             policy.revision,
             publication,
             public_policy_fields(_snapshot(policy.fields)),
+        )
+
+
+def _publish_pictures(conn: Connection, scope: ProjectedScope, release: ReleasePayload) -> None:
+    """Item pictures and product classes the release publishes, and the deleted classes it removes, from its
+    snapshot (seed 004, issue 13 item 5): a picture saved after the release was authorized stays private, and the
+    public one keeps serving until a later release names the new one."""
+    publication = release.publication_revision
+    for pictures in release.item_pictures:
+        public_store.publish_item_pictures(
+            conn,
+            scope,
+            pictures.item,
+            pictures.revision,
+            publication,
+            public_pictures_fields(_snapshot(pictures.fields)),
+        )
+    for removed in release.removed_classes:
+        public_store.withdraw_class(conn, scope, removed.class_id)
+    for product_class in release.classes:
+        public_store.publish_class(
+            conn,
+            scope,
+            product_class.class_id,
+            product_class.revision,
+            publication,
+            public_class_fields(_snapshot(product_class.fields)),
         )
 
 

@@ -39,7 +39,7 @@ from prw_platform.auth.principal import CollectorPrincipal
 from prw_platform.auth.scopes import EXPORTS_READ
 from prw_platform.auth.signed import TokenSigner
 from prw_platform.clock import Clock, utc_now
-from prw_platform.contracts import MappingPayload
+from prw_platform.contracts import MappingPayload, ProductClassDeletedPayload
 from prw_platform.db.database import REPEATABLE_READ, Connection, Database
 from prw_platform.db.errors import DatabaseUnavailable
 from prw_platform.resolver import retention
@@ -47,6 +47,8 @@ from prw_platform.resolver.decisions import facts, releases
 from prw_platform.resolver.decisions import merchants as merchant_facts
 from prw_platform.resolver.decisions.commands import StreamRef
 from prw_platform.resolver.decisions.stream import open_stream_position
+from prw_platform.resolver.files import published as file_facts
+from prw_platform.resolver.files import records as file_records
 from prw_platform.resolver.intake.errors import (
     IdempotencyConflict,
     NotFound,
@@ -70,6 +72,8 @@ AGGREGATES: Final = (
     "merchant",
     "merchant_source",
     "shipping_policy",
+    "item_pictures",
+    "product_class",
     "release",
 )
 MEDIA_TYPE: Final = "application/x-ndjson"
@@ -239,6 +243,21 @@ def read_snapshot(conn: Connection, tenant_id: str, catalog_id: str, aggregates:
             entry("shipping_policy", p.merchant_id, p.revision, p.payload())
             for p in merchant_facts.catalog_policies(conn, tenant_id, catalog_id)
         ]
+    for kind in ("item_pictures", "product_class"):
+        if kind in wanted:
+            # Seed 004: each item's pictures and each class at its current revision; a deleted class as its
+            # deletion (its revision still counts: a class created again continues from it).
+            objects[kind] = [
+                entry(
+                    kind,
+                    fact.aggregate_id,
+                    fact.revision,
+                    fact.payload or ProductClassDeletedPayload(class_id=fact.aggregate_id),
+                )
+                for aggregate in file_records.catalog_aggregates(conn, tenant_id, catalog_id)
+                if aggregate.aggregate_type == kind
+                for fact in (file_facts.current_fact(conn, tenant_id, aggregate),)
+            ]
     if "release" in wanted:
         objects["release"] = [releases.released_revisions(conn, tenant_id, catalog_id)]
     return _State(epoch, position, objects)

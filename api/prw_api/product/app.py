@@ -9,7 +9,7 @@ from prw_api import health
 from prw_api.errors import install_error_handlers
 from prw_api.middleware import install_input_hardening
 from prw_api.product.ratelimit import RateLimitMiddleware
-from prw_api.product.routes import items, merchants, shipping, sources
+from prw_api.product.routes import classes, items, merchants, shipping, sources
 from prw_platform.config import Settings
 from prw_platform.errors import InvalidQuery
 from prw_platform.services import PublicCatalog, RateLimiter
@@ -47,4 +47,5 @@ def create_app(
     app.include_router(sources.router)
     app.include_router(merchants.router)
     app.include_router(shipping.router)
+    app.include_router(classes.router)
     return app

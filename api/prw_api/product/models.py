@@ -47,6 +47,24 @@ class PublicListingBody(_Public):
     publication_revision: int
 
 
+class PublicPictureBody(_Public):
+    """A released picture (seed 004). ``url`` is a signed read of the product API (``GET /v1/files/{token}``),
+    valid for a limited time: GET the document again for a fresh one. A dimension not known is left out."""
+
+    url: str
+    content_type: str
+    size_bytes: int | SkipJsonSchema[None] = None
+    width: int | SkipJsonSchema[None] = None
+    height: int | SkipJsonSchema[None] = None
+
+
+class PublicPicturesBody(_Public):
+    #: The released main picture; left out when the item has none.
+    main: PublicPictureBody | SkipJsonSchema[None] = None
+    #: The released gallery, in display order.
+    gallery: list[PublicPictureBody]
+
+
 class PublicItemBody(_Public):
     item: str
     #: The item revision the current release published.
@@ -58,6 +76,8 @@ class PublicItemBody(_Public):
     brand: str | None
     identifiers: PublicIdentifiersBody
     attributes: dict[str, PublicAttributeBody]
+    #: The item's released pictures; left out until a release publishes pictures of the item.
+    pictures: PublicPicturesBody | SkipJsonSchema[None] = None
 
 
 class PublicItemDetailBody(PublicItemBody):
@@ -189,4 +209,24 @@ class ShippingEvaluationBody(_Public):
     total: str
     free_shipping: bool
     free_shipping_threshold: str | SkipJsonSchema[None] = None
+    publication_revision: int | None
+
+
+class PublicCategoryBody(_Public):
+    """A released product class, a category of the catalog (seed 004)."""
+
+    #: The class id (``GET /v1/categories/{category}``).
+    category: str
+    name: str | None
+    #: The released class picture; left out when the class has none.
+    picture: PublicPictureBody | SkipJsonSchema[None] = None
+    #: Members of the class that the current release publishes.
+    item_count: int
+    published_revision: int
+    publication_revision: int
+
+
+class CategoryPageBody(_Public):
+    categories: list[PublicCategoryBody]
+    next_cursor: str | None
     publication_revision: int | None

@@ -40,6 +40,7 @@ from prw_platform.product.consumer.merchant_projection import (
     upsert_merchant_facts,
 )
 from prw_platform.product.consumer.outcomes import DeliveryResult, Outcome
+from prw_platform.product.consumer.picture_projection import PICTURE_FACTS, upsert_picture_facts
 from prw_platform.product.consumer.projection import (
     AppliedRow,
     applied_revisions,
@@ -224,6 +225,8 @@ class _StreamBatch:
     mappings: dict[str, tuple[ProductEvent, MappingPayload]] = field(default_factory=dict)
     #: merchant, merchant_source, shipping_policy: aggregate type -> id -> the last applied event.
     merchant_facts: dict[str, dict[str, ProductEvent]] = field(default_factory=lambda: defaultdict(dict))
+    #: item_pictures, product_class: aggregate type -> id -> the last applied event (seed 004).
+    picture_facts: dict[str, dict[str, ProductEvent]] = field(default_factory=lambda: defaultdict(dict))
     #: (listing, revision) -> the listing.observed event: the inventory history (merchant_projection.py).
     observations: dict[tuple[str, int], tuple[ProductEvent, ListingPayload]] = field(default_factory=dict)
 
@@ -315,6 +318,8 @@ class _StreamBatch:
             self.mappings[payload.listing] = (event, payload)
         elif event.aggregate.type in MERCHANT_FACTS:
             self.merchant_facts[event.aggregate.type][event.aggregate.id] = event
+        elif event.aggregate.type in PICTURE_FACTS:
+            self.picture_facts[event.aggregate.type][event.aggregate.id] = event
         elif isinstance(payload, ReleasePayload):
             # Writes the public tables only (through public_store), which nothing buffered here touches.
             apply_release(self.conn, self.scope, event, payload)
@@ -371,6 +376,8 @@ class _StreamBatch:
             upsert_mappings(conn, scope, list(self.mappings.values()))
             for aggregate_type, latest in self.merchant_facts.items():
                 upsert_merchant_facts(conn, scope, aggregate_type, list(latest.values()))
+            for aggregate_type, latest in self.picture_facts.items():
+                upsert_picture_facts(conn, scope, aggregate_type, list(latest.values()))
             record_observations(conn, scope, list(self.observations.values()))
 
 

@@ -143,7 +143,8 @@ def authorize_release(
     items, listings = _unreleased(conn, tenant, stream.catalog_id)
     merchants = releases.unreleased_merchant_facts(conn, tenant, stream.catalog_id)
     retired = releases.unreleased_retirements(conn, tenant, stream.catalog_id)
-    if not items and not listings and not merchants and not retired:
+    pictures = releases.unreleased_file_facts(conn, tenant, stream.catalog_id)
+    if not items and not listings and not merchants and not retired and not pictures:
         raise NothingToRelease(f"catalog {stream.catalog_id} has nothing accepted that is not released")
     now = clock()
     decision_id = new_decision_id()
@@ -156,6 +157,7 @@ def authorize_release(
         merchant_sources=merchants.merchant_sources,
         shipping_policies=merchants.shipping_policies,
         retired_items=retired,
+        file_facts=pictures,
     )
     batch = EventBatch(stream, cursor.committed_position, decision_id, now, (), None)
     batch.release_authorized(release)
@@ -177,6 +179,7 @@ def authorize_release(
             "merchant_sources": len(merchants.merchant_sources),
             "shipping_policies": len(merchants.shipping_policies),
             "retired_items": len(retired),
+            "pictures_and_classes": len(pictures),
         },
         events=batch.refs(),
     )
@@ -284,10 +287,18 @@ class PendingRelease:
     merchant_facts: int = 0
     #: Published items retired since: the release removes them from the public catalog (INV-07).
     retirements: int = 0
+    #: Item pictures and product classes saved or deleted since (seed 004).
+    pictures_and_classes: int = 0
 
     @property
     def anything(self) -> bool:
-        return bool(self.items or self.listings or self.merchant_facts or self.retirements)
+        return bool(
+            self.items
+            or self.listings
+            or self.merchant_facts
+            or self.retirements
+            or self.pictures_and_classes
+        )
 
 
 def pending_releases(conn: Connection, tenant_id: str) -> list[PendingRelease]:
@@ -298,6 +309,7 @@ def pending_releases(conn: Connection, tenant_id: str) -> list[PendingRelease]:
         items, listings = _unreleased(conn, tenant_id, catalog.catalog_id)
         merchants = releases.unreleased_merchant_facts(conn, tenant_id, catalog.catalog_id)
         retired = releases.unreleased_retirements(conn, tenant_id, catalog.catalog_id)
+        pictures = releases.unreleased_file_facts(conn, tenant_id, catalog.catalog_id)
         pending.append(
             PendingRelease(
                 catalog.catalog_id,
@@ -307,6 +319,7 @@ def pending_releases(conn: Connection, tenant_id: str) -> list[PendingRelease]:
                 len(listings),
                 len(merchants.merchants) + len(merchants.merchant_sources) + len(merchants.shipping_policies),
                 len(retired),
+                len(pictures),
             )
         )
     return pending

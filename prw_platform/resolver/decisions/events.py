@@ -12,6 +12,7 @@ from datetime import datetime
 
 from prw_platform.contracts import (
     CATALOG_ITEM,
+    ITEM_PICTURES,
     LISTING,
     LISTING_MAPPING,
     MERCHANT,
@@ -23,11 +24,13 @@ from prw_platform.contracts import (
     AggregateRevision,
     EventPayload,
     MappingPayload,
+    ProductClassDeletedPayload,
 )
 from prw_platform.resolver.decisions.commands import EventRef, StreamRef
 from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
 from prw_platform.resolver.decisions.merchants import MerchantSourceState, MerchantState, ShippingPolicyState
 from prw_platform.resolver.decisions.releases import Release
+from prw_platform.resolver.files.published import FileFact
 
 
 class EventBatch:
@@ -121,6 +124,17 @@ class EventBatch:
             (_rev(MERCHANT, merchant.merchant_id, merchant.revision),),
         )
 
+    def file_fact_changed(self, fact: FileFact) -> None:
+        """``item_pictures.saved``, ``product_class.saved`` or ``product_class.deleted`` (seed 004)."""
+        aggregate = _rev(fact.aggregate_type, fact.aggregate_id, fact.revision)
+        if fact.payload is not None:
+            kind = "item_pictures.saved" if fact.aggregate_type == ITEM_PICTURES else "product_class.saved"
+            self._add(kind, aggregate, fact.payload)
+        else:
+            self._add(
+                "product_class.deleted", aggregate, ProductClassDeletedPayload(class_id=fact.aggregate_id)
+            )
+
     def release_authorized(self, release: Release) -> None:
         # docs/events.md: every item, mapping, merchant, binding and shipping policy revision it publishes, and the
         # revision that retired each item it removes.
@@ -131,6 +145,7 @@ class EventBatch:
             *(_rev(MERCHANT_SOURCE, b.source_id, b.revision) for b in release.merchant_sources),
             *(_rev(SHIPPING_POLICY, p.merchant_id, p.revision) for p in release.shipping_policies),
             *(_rev(CATALOG_ITEM, i.item_id, i.revision) for i in release.retired_items),
+            *(_rev(f.aggregate_type, f.aggregate_id, f.revision) for f in release.file_facts),
         )
         self._add(
             "release.authorized",

@@ -23,6 +23,9 @@ from prw_platform.resolver.decisions import facts
 from prw_platform.resolver.decisions import merchants as merchant_facts
 from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
 from prw_platform.resolver.decisions.merchants import MerchantSourceState, MerchantState, ShippingPolicyState
+from prw_platform.resolver.files import published as file_facts
+from prw_platform.resolver.files import records as file_records
+from prw_platform.resolver.files.published import FileFact
 
 AUTOMATIC = "automatic"
 MANUAL = "manual"
@@ -47,6 +50,8 @@ class Release:
     shipping_policies: tuple[ShippingPolicyState, ...] = ()
     #: Items at the revision that retired them: the release removes them and the listings they owned (INV-07).
     retired_items: tuple[ItemState, ...] = ()
+    #: Item pictures and product classes (seed 004) at their current revisions; a deleted class is removed.
+    file_facts: tuple[FileFact, ...] = ()
 
     @property
     def release_id(self) -> str:
@@ -88,6 +93,21 @@ class Release:
             ),
             retired_items=tuple(
                 contracts.RetiredItem(item=i.item_id, revision=i.revision) for i in self.retired_items
+            ),
+            item_pictures=tuple(
+                contracts.ReleasedItemPictures(item=f.aggregate_id, revision=f.revision, fields=f.payload)
+                for f in self.file_facts
+                if isinstance(f.payload, contracts.ItemPicturesPayload)
+            ),
+            classes=tuple(
+                contracts.ReleasedClass(class_id=f.aggregate_id, revision=f.revision, fields=f.payload)
+                for f in self.file_facts
+                if isinstance(f.payload, contracts.ProductClassPayload)
+            ),
+            removed_classes=tuple(
+                contracts.RemovedClass(class_id=f.aggregate_id, revision=f.revision)
+                for f in self.file_facts
+                if f.deleted
             ),
         )
 
@@ -248,6 +268,39 @@ def _unreleased(
     return tuple(fact for fact in current if published.get(key(fact), 0) < fact.revision)
 
 
+def unreleased_file_facts(conn: Connection, tenant_id: str, catalog_id: str) -> tuple[FileFact, ...]:
+    """Item pictures and product classes whose current revision the catalog does not publish yet (seed 004), and
+    deleted classes it still publishes at an earlier revision (the release removes them once)."""
+    aggregates = file_records.catalog_aggregates(conn, tenant_id, catalog_id)
+    with conn.cursor(row_factory=tuple_row) as cur:
+        published: dict[tuple[str, str], int] = {
+            (t, i): r
+            for t, i, r in cur.execute(
+                """SELECT aggregate_type, aggregate_id, revision FROM resolver.released_file_aggregate
+                   WHERE tenant_id = %s AND catalog_id = %s""",
+                (tenant_id, catalog_id),
+            ).fetchall()
+        }
+    due = []
+    for aggregate in aggregates:
+        released = published.get((aggregate.aggregate_type, aggregate.aggregate_id), 0)
+        if released >= aggregate.revision or (aggregate.deleted and released == 0):
+            continue  # published already, or deleted before any release published it
+        due.append(file_facts.current_fact(conn, tenant_id, aggregate))
+    return tuple(due)
+
+
+def released_file_revision(conn: Connection, tenant_id: str, aggregate_type: str, aggregate_id: str) -> int:
+    """The revision of an item's pictures or a class the catalog publishes (0: none)."""
+    with conn.cursor(row_factory=scalar_row) as cur:
+        found: int | None = cur.execute(
+            """SELECT revision FROM resolver.released_file_aggregate
+               WHERE tenant_id = %s AND aggregate_type = %s AND aggregate_id = %s""",
+            (tenant_id, aggregate_type, aggregate_id),
+        ).fetchone()
+    return found or 0
+
+
 def unreleased_retirements(conn: Connection, tenant_id: str, catalog_id: str) -> tuple[ItemState, ...]:
     """Retired items the catalog still publishes at an earlier revision: the next release removes them (INV-07)."""
     retired = facts.items_with_status(conn, tenant_id, catalog_id, "retired")
@@ -325,6 +378,22 @@ def record_release(
     _remember(
         conn, _SHIPPING_POLICIES, tenant_id, release, [(p.merchant_id, p) for p in release.shipping_policies]
     )
+    for fact in release.file_facts:
+        conn.execute(
+            """INSERT INTO resolver.released_file_aggregate (tenant_id, catalog_id, aggregate_type, aggregate_id,
+                   revision, publication_revision)
+               VALUES (%s, %s, %s, %s, %s, %s)
+               ON CONFLICT (tenant_id, aggregate_type, aggregate_id)
+               DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision""",
+            (
+                tenant_id,
+                fact.catalog_id,
+                fact.aggregate_type,
+                fact.aggregate_id,
+                fact.revision,
+                release.publication_revision,
+            ),
+        )
 
 
 def _remember(

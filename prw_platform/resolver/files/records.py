@@ -161,3 +161,65 @@ def references(conn: Connection, tenant_id: str, file_ids: Sequence[str]) -> set
             {"t": tenant_id, "ids": list(file_ids)},
         ).fetchall()
     return set(rows)
+
+
+# -- The accepted-change aggregates of the owner records (issue 13 item 5). ---------------------------------------
+#: ``item_pictures`` (aggregate id: the item id) and ``product_class``: every save bumps its aggregate's revision
+#: under the stream cursor lock, in the record transaction (AW-01), and appends the event at that revision.
+
+
+@dataclass(frozen=True, slots=True)
+class FileAggregate:
+    aggregate_type: str
+    aggregate_id: str
+    catalog_id: str
+    revision: int
+    deleted: bool
+
+
+def aggregate_revision(conn: Connection, tenant_id: str, aggregate_type: str, aggregate_id: str) -> int:
+    """The aggregate's current revision (0: never saved). The caller holds the stream cursor lock."""
+    with conn.cursor(row_factory=scalar_row) as cur:
+        found: int | None = cur.execute(
+            """SELECT revision FROM resolver.catalog_file_aggregate
+               WHERE tenant_id = %s AND aggregate_type = %s AND aggregate_id = %s""",
+            (tenant_id, aggregate_type, aggregate_id),
+        ).fetchone()
+    return found or 0
+
+
+def write_aggregate(
+    conn: Connection,
+    tenant_id: str,
+    aggregate: FileAggregate,
+    decision_id: str,
+    now: datetime,
+) -> None:
+    conn.execute(
+        """INSERT INTO resolver.catalog_file_aggregate (tenant_id, catalog_id, aggregate_type, aggregate_id,
+               revision, deleted, decision_id, updated_at)
+           VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+           ON CONFLICT (tenant_id, aggregate_type, aggregate_id) DO UPDATE
+              SET revision = excluded.revision, deleted = excluded.deleted, decision_id = excluded.decision_id,
+                  updated_at = excluded.updated_at""",
+        (
+            tenant_id,
+            aggregate.catalog_id,
+            aggregate.aggregate_type,
+            aggregate.aggregate_id,
+            aggregate.revision,
+            aggregate.deleted,
+            decision_id,
+            now,
+        ),
+    )
+
+
+def catalog_aggregates(conn: Connection, tenant_id: str, catalog_id: str) -> list[FileAggregate]:
+    with conn.cursor(row_factory=class_row(FileAggregate)) as cur:
+        return cur.execute(
+            """SELECT aggregate_type, aggregate_id, catalog_id, revision, deleted
+               FROM resolver.catalog_file_aggregate WHERE tenant_id = %s AND catalog_id = %s
+               ORDER BY aggregate_type, aggregate_id""",
+            (tenant_id, catalog_id),
+        ).fetchall()

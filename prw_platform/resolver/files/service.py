@@ -12,6 +12,11 @@ Every save follows STATE-COM-CAT-004:
    state. Files the record no longer names, and no other record names, go attached -> detached with their cleanup
    due instant.
 3. When the record transaction fails after the copies, the copies go ready -> abandoned (the sweep cleans them).
+
+Every record transaction is also an accepted change (issue 13 item 5, ``publication``): it locks the stream cursor
+first (AW-01) and appends the ``item_pictures`` / ``product_class`` event (and an automatic release) before it
+commits, so the product service learns of pictures and classes through the stream and the public API shows them
+only after a release.
 """
 
 from __future__ import annotations
@@ -24,11 +29,14 @@ from typing import TypeVar
 import httpx
 
 from prw_platform.clock import Clock
+from prw_platform.contracts import ITEM_PICTURES, PRODUCT_CLASS
 from prw_platform.db.database import Connection, Database
 from prw_platform.queues import Queue
 from prw_platform.resolver.catalogs import release_policy
+from prw_platform.resolver.decisions.commands import StreamRef
 from prw_platform.resolver.decisions.facts import get_item
-from prw_platform.resolver.files import records, store
+from prw_platform.resolver.files import publication, records, store
+from prw_platform.resolver.files.dimensions import picture_size
 from prw_platform.resolver.files.errors import (
     ClassExists,
     FileNotFound,
@@ -115,8 +123,10 @@ class CatalogFiles:
         settings: FileSettings,
         http: httpx.Client | None = None,
         cleanup_queue: Queue | None = None,
+        streams: publication.StreamLocator | None = None,
     ) -> None:
         self._db = db
+        self._streams = streams
         self._cleanup_queue = cleanup_queue
         self._store = object_store
         self._clock = clock
@@ -169,6 +179,7 @@ class CatalogFiles:
                 media_type=media_type,
                 actor=actor,
                 now=now,
+                dimensions=picture_size(data, media_type),
             )
             # Under the object's lock: a cleanup deleting the same bytes has finished or waits for this commit.
             self._store.put_if_absent(key, data, sha256, media_type)
@@ -226,6 +237,11 @@ class CatalogFiles:
         except BaseException:
             self._abandon(tenant_id, list(prepared.values()), actor)
             raise
+
+    def _stream(self, tenant_id: str, catalog_id: str) -> StreamRef:
+        if self._streams is None:
+            raise RuntimeError("this service has no stream locator: it cannot publish saves")
+        return self._streams(tenant_id, catalog_id)
 
     # -- The record transaction's file steps. ------------------------------------------------------------------
     def _attach(
@@ -310,8 +326,10 @@ class CatalogFiles:
             raise FileNotFound(f"no item {item_id}")
         catalog_id = item.catalog_id
         sources = ([main] if main is not None else []) + list(gallery)
+        stream = self._stream(tenant_id, catalog_id)
 
         def commit(conn: Connection, file_ids: list[str], save_id: str) -> ItemPictures:
+            cursor = publication.lock_stream(conn, stream)
             now = self._clock()
             if get_item(conn, tenant_id, item_id) is None:
                 raise FileNotFound(f"no item {item_id}")
@@ -326,6 +344,17 @@ class CatalogFiles:
             pictures.extend(records.ItemPicture("gallery", i, f) for i, f in enumerate(rest))
             records.replace_item_pictures(conn, tenant_id, catalog_id, item_id, pictures, now)
             self._detach(conn, tenant_id, before - set(file_ids), actor, now)
+            publication.publish(
+                conn,
+                stream,
+                cursor,
+                action=publication.SAVE_ITEM_PICTURES,
+                aggregate_type=ITEM_PICTURES,
+                aggregate_id=item_id,
+                deleted=False,
+                actor=actor,
+                now=now,
+            )
             return self._item_view(conn, tenant_id, item_id, catalog_id)
 
         return self._save(tenant_id, catalog_id, sources, actor, commit)
@@ -351,8 +380,10 @@ class CatalogFiles:
     ) -> ClassView:
         self._check_catalog(tenant_id, catalog_id)
         sources = [picture] if picture is not None else []
+        stream = self._stream(tenant_id, catalog_id)
 
         def commit(conn: Connection, file_ids: list[str], save_id: str) -> ClassView:
+            cursor = publication.lock_stream(conn, stream)
             now = self._clock()
             self._check_members(conn, tenant_id, catalog_id, members)
             self._attach(conn, tenant_id, catalog_id, file_ids, set(), save_id, actor, now)
@@ -361,6 +392,7 @@ class CatalogFiles:
             ):
                 raise ClassExists(f"class {class_id} exists")
             records.replace_members(conn, tenant_id, catalog_id, class_id, sorted(set(members)))
+            self._publish_class(conn, stream, cursor, class_id, actor, now)
             return self._class_view(conn, tenant_id, class_id)
 
         return self._save(tenant_id, catalog_id, sources, actor, commit)
@@ -385,8 +417,10 @@ class CatalogFiles:
         sources: list[PictureSource] = (
             [picture] if isinstance(picture, UploadSource | ArtifactSource | UrlSource | ExistingFile) else []
         )
+        stream = self._stream(tenant_id, catalog_id)
 
         def commit(conn: Connection, file_ids: list[str], save_id: str) -> ClassView:
+            cursor = publication.lock_stream(conn, stream)
             now = self._clock()
             current = records.get_class(conn, tenant_id, class_id, lock=True)
             if current is None:
@@ -402,6 +436,7 @@ class CatalogFiles:
             if members is not None:
                 records.replace_members(conn, tenant_id, catalog_id, class_id, sorted(set(members)))
             self._detach(conn, tenant_id, before - ({picture_id} if picture_id else set()), actor, now)
+            self._publish_class(conn, stream, cursor, class_id, actor, now)
             return self._class_view(conn, tenant_id, class_id)
 
         return self._save(tenant_id, catalog_id, sources, actor, commit)
@@ -409,7 +444,15 @@ class CatalogFiles:
     def delete_class(self, tenant_id: str, class_id: str, *, actor: str) -> None:
         """Delete the class with its memberships and detach its picture; an unknown class is ``FileNotFound``."""
 
+        found = self._db.run(
+            lambda c: records.get_class(c, tenant_id, class_id), tenant_id=tenant_id, read_only=True
+        )
+        if found is None:
+            raise FileNotFound(f"no class {class_id}")
+        stream = self._stream(tenant_id, found.catalog_id)
+
         def delete(conn: Connection) -> None:
+            cursor = publication.lock_stream(conn, stream)
             now = self._clock()
             current = records.get_class(conn, tenant_id, class_id, lock=True)
             if current is None:
@@ -419,8 +462,40 @@ class CatalogFiles:
             records.delete_class(conn, tenant_id, class_id)
             if current.picture_file_id:
                 self._detach(conn, tenant_id, {current.picture_file_id}, actor, now)
+            publication.publish(
+                conn,
+                stream,
+                cursor,
+                action=publication.DELETE_PRODUCT_CLASS,
+                aggregate_type=PRODUCT_CLASS,
+                aggregate_id=class_id,
+                deleted=True,
+                actor=actor,
+                now=now,
+            )
 
         self._db.run(delete, tenant_id=tenant_id)
+
+    @staticmethod
+    def _publish_class(
+        conn: Connection,
+        stream: StreamRef,
+        cursor: publication.LockedCursor,
+        class_id: str,
+        actor: str,
+        now: datetime,
+    ) -> None:
+        publication.publish(
+            conn,
+            stream,
+            cursor,
+            action=publication.SAVE_PRODUCT_CLASS,
+            aggregate_type=PRODUCT_CLASS,
+            aggregate_id=class_id,
+            deleted=False,
+            actor=actor,
+            now=now,
+        )
 
     def get_class(self, tenant_id: str, class_id: str) -> ClassView:
         return self._db.run(

@@ -37,6 +37,9 @@ class CatalogFile:
     sha256: str
     size_bytes: int
     media_type: str
+    #: Pixels, when the picture's header says (dimensions.py; 0019_released_pictures).
+    width: int | None
+    height: int | None
     committed: bool
     cleanup_due_at: datetime | None
     retained_until: datetime | None
@@ -57,7 +60,7 @@ class HistoryEntry:
 
 
 _COLUMNS = """tenant_id, catalog_id, file_id, state, save_id, origin, origin_detail, object_ref, sha256, size_bytes,
-    media_type, committed, cleanup_due_at, retained_until, bytes_deleted_at, failed_receives, failure_reason,
+    media_type, width, height, committed, cleanup_due_at, retained_until, bytes_deleted_at, failed_receives, failure_reason,
     state_actor, state_changed_at, created_at"""
 
 
@@ -89,13 +92,15 @@ def insert_preparing(
     media_type: str,
     actor: str,
     now: datetime,
+    dimensions: tuple[int, int] | None = None,
 ) -> None:
     """[*] -> preparing: "save submits a picture or file" (before its bytes are put, under the object's lock)."""
     lock_object(conn, tenant_id, object_ref)
+    width, height = dimensions or (None, None)
     conn.execute(
         """INSERT INTO resolver.catalog_file (tenant_id, catalog_id, file_id, state, save_id, origin, origin_detail,
-               object_ref, sha256, size_bytes, media_type, state_actor, state_changed_at, created_at)
-           VALUES (%s, %s, %s, 'preparing', %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+               object_ref, sha256, size_bytes, media_type, width, height, state_actor, state_changed_at, created_at)
+           VALUES (%s, %s, %s, 'preparing', %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
         (
             tenant_id,
             catalog_id,
@@ -107,6 +112,8 @@ def insert_preparing(
             sha256,
             size,
             media_type,
+            width,
+            height,
             actor,
             now,
             now,

@@ -11,6 +11,9 @@ from prw_platform.db.database import Database
 from prw_platform.product.consumer.driver import BatchReport, process_accepted_changes
 from prw_platform.product.scopes import project_catalog
 from prw_platform.queues import PostgresQueue
+from prw_platform.storage import ObjectStore
+from prw_platform.storage.keys import ObjectKey
+from prw_platform.storage.port import sha256_hex
 from tests.unit.product.stream import StreamBuilder
 
 TENANT: Final = "ten_primary"
@@ -39,6 +42,38 @@ PRIVATE_MARKERS: Final = (
     "internal",
     "status",
 )
+
+
+#: The managed asset store's bucket the product API reads released pictures from (Settings.catalog_files_bucket).
+PICTURE_BUCKET: Final = "catalog-files"
+
+
+def picture_bytes(tag: str) -> bytes:
+    return b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + tag.encode()
+
+
+def _picture(tag: str) -> dict[str, Any]:
+    """A released picture as the resolver sends it, with the private fields planted next to it."""
+    data = picture_bytes(tag)
+    return {
+        "file": f"fil_{tag}",
+        "sha256": sha256_hex(data),
+        "media_type": "image/png",
+        "size_bytes": len(data),
+        **PRIVATE_FIELDS,
+    }
+
+
+#: Picture tags of the module's catalog: stored in the picture store, released or only applied.
+PICTURE_TAGS: Final = ("p5-front", "p5-back", "ssd-class", "p5-draft")
+
+
+def store_pictures(store: ObjectStore, tenant_id: str = TENANT) -> None:
+    for tag in PICTURE_TAGS:
+        data = picture_bytes(tag)
+        store.put_if_absent(
+            ObjectKey(PICTURE_BUCKET, tenant_id, sha256_hex(data)), data, sha256_hex(data), "image/png"
+        )
 
 
 def _capacity(terabytes: int) -> dict[str, Any]:
@@ -148,6 +183,11 @@ def _primary_stream() -> list[dict[str, Any]]:
             attributes={"storage:capacity": _capacity(4)},
         ),
         *_merchants(stream),
+        stream.item_pictures("itm_ssd_p5_1t", _picture("p5-front"), [_picture("p5-back")]),
+        stream.product_class(
+            "cls_ssd_drives", "SSD drives", _picture("ssd-class"), ["itm_ssd_p5_1t", "itm_unreleased_draft"]
+        ),
+        stream.product_class("cls_no_picture", "Drives", None, ["itm_hdd_halden_4t"]),
         stream.release(),
     ]
     applied_only = [
@@ -155,6 +195,8 @@ def _primary_stream() -> list[dict[str, Any]]:
         _item(stream, "itm_unreleased_draft", title="Lumen P7 1 TB SSD", brand="Lumen"),
         _merchant(stream, "mer_unreleased", name="Draft merchant"),
         stream.shipping_policy("mer_shop_a", {"DE": "0.00"}),
+        stream.item_pictures("itm_ssd_p5_1t", _picture("p5-draft")),
+        stream.product_class("cls_unreleased", "Draft class", _picture("p5-draft"), []),
     ]
     return first_release + second_release + applied_only
 

@@ -22,9 +22,11 @@ from prw_platform.db.database import Database
 from prw_platform.plugins import PluginRegistry, get_plugin_manager
 from prw_platform.plugins.query import QueryVocabulary
 from prw_platform.product.catalog import PublicCatalog
+from prw_platform.product.pictures import PictureLinks
 from prw_platform.product.queries import CursorCodec
 from prw_platform.queues import ACCEPTED_CHANGES, PostgresQueue
-from tests.e2e.product.catalog import CATALOG, TENANT, Catalog, build_catalog
+from prw_platform.storage import FilesystemObjectStore
+from tests.e2e.product.catalog import CATALOG, PICTURE_BUCKET, TENANT, Catalog, build_catalog, store_pictures
 from tests.support.postgres import MAIN, fresh_database
 
 
@@ -50,19 +52,37 @@ def catalog(product_api_db_url: str, module_product_db: Database) -> Catalog:
 
 
 @pytest.fixture(scope="module")
+def picture_store(tmp_path_factory: pytest.TempPathFactory) -> FilesystemObjectStore:
+    """The managed asset store the released pictures of the module's catalog are in."""
+    store = FilesystemObjectStore(Path(tmp_path_factory.mktemp("prw-pictures")))
+    store_pictures(store)
+    return store
+
+
+@pytest.fixture(scope="module")
 def server(
-    tmp_path_factory: pytest.TempPathFactory, module_product_db: Database, catalog: Catalog
+    tmp_path_factory: pytest.TempPathFactory,
+    module_product_db: Database,
+    catalog: Catalog,
+    picture_store: FilesystemObjectStore,
 ) -> Iterator[BackgroundServer]:
     settings = Settings(data_dir=Path(tmp_path_factory.mktemp("prw-product")))
-    with BackgroundServer(create_app(settings, served_catalog(module_product_db))) as running:
+    served = served_catalog(module_product_db, picture_links(picture_store))
+    with BackgroundServer(create_app(settings, served)) as running:
         yield running
 
 
-def served_catalog(db: Database) -> PublicCatalog:
+def picture_links(store: FilesystemObjectStore) -> PictureLinks:
+    return PictureLinks(store, PICTURE_BUCKET, b"e2e product picture key, 32 bytes")
+
+
+def served_catalog(db: Database, pictures: PictureLinks | None = None) -> PublicCatalog:
     """The catalog as ``Platform.public_catalog`` builds it: the installed profiles' vocabulary (classes, values
-    with units) and a cursor key of its own."""
+    with units), a cursor key of its own and (when given) the signed links of released pictures."""
     vocabulary = QueryVocabulary.from_registry(PluginRegistry.from_manager(get_plugin_manager()))
-    return PublicCatalog(db, TENANT, CATALOG, vocabulary, CursorCodec(b"e2e product cursor key, 32 bytes"))
+    return PublicCatalog(
+        db, TENANT, CATALOG, vocabulary, CursorCodec(b"e2e product cursor key, 32 bytes"), pictures
+    )
 
 
 @pytest.fixture(scope="module")

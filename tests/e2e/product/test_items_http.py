@@ -9,7 +9,9 @@ import httpx
 
 from prw_platform.db.database import Database
 from prw_platform.product.queries import get_public_item, serialize_item
+from prw_platform.storage import FilesystemObjectStore
 from tests.e2e.product.catalog import CATALOG, PRIVATE_MARKERS, TENANT, Catalog
+from tests.e2e.product.conftest import picture_links, served_catalog
 
 
 def _ids(response: httpx.Response) -> list[str]:
@@ -64,6 +66,11 @@ def test_the_detail_shows_the_public_fields_and_the_listings_the_item_owns(http:
 
     assert response.status_code == 200
     detail = response.json()
+    # Seed 004: the pictures the second release published (not the one applied since), as signed links.
+    pictures = detail.pop("pictures")
+    assert set(pictures) == {"main", "gallery"}
+    assert pictures["main"].keys() == {"url", "content_type", "size_bytes"}
+    assert (pictures["main"]["content_type"], len(pictures["gallery"])) == ("image/png", 1)
     assert detail == {
         "item": "itm_ssd_p5_1t",
         "published_revision": 1,
@@ -106,14 +113,16 @@ def test_the_detail_shows_the_public_fields_and_the_listings_the_item_owns(http:
 
 
 def test_the_http_json_is_exactly_the_public_serializer_output(
-    http: httpx.Client, catalog: Catalog, module_product_db: Database
+    http: httpx.Client, catalog: Catalog, module_product_db: Database, picture_store: FilesystemObjectStore
 ) -> None:
     collection = {entry["item"]: entry for entry in http.get("/v1/items").json()["items"]}
+    # The server's signer: links of one expiry window are the same in every document.
+    render = served_catalog(module_product_db, picture_links(picture_store)).picture_render()
 
     for item_id in catalog.released:
         found = get_public_item(module_product_db, TENANT, CATALOG, item_id)
         assert found is not None
-        serialized = serialize_item(found)
+        serialized = serialize_item(found, render)
         assert http.get(f"/v1/items/{item_id}").json() == serialized
         # Collection and detail agree on identity and revisions (if_product_query Authorization).
         serialized.pop("listings")

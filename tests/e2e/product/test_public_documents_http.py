@@ -15,10 +15,12 @@ from pydantic import BaseModel
 from prw_api.errors import ErrorBody
 from prw_api.product import create_app
 from prw_api.product.models import (
+    CategoryPageBody,
     ItemListingsBody,
     ItemPageBody,
     MerchantBody,
     MerchantPageBody,
+    PublicCategoryBody,
     PublicItemDetailBody,
     PublicSourceBody,
     ShippingEvaluationBody,
@@ -95,6 +97,11 @@ def _public_responses(http: httpx.Client, catalog: Catalog) -> list[tuple[httpx.
     responses += [(http.get(p), MerchantPageBody) for p in ("/v1/merchants", "/v1/merchants?limit=1")]
     responses += [(http.get(f"/v1/merchants/{m}"), MerchantBody) for m in ("mer_shop_a", "mer_shop_b")]
     responses += [(_evaluate(http, "DE", "lst_lum_p5_1t"), ShippingEvaluationBody)]
+    # Seed 004: released pictures (item documents above carry them) and classes.
+    responses += [(http.get(p), CategoryPageBody) for p in ("/v1/categories", "/v1/categories?limit=1")]
+    responses += [
+        (http.get(f"/v1/categories/{c}"), PublicCategoryBody) for c in ("cls_ssd_drives", "cls_no_picture")
+    ]
     errors = [
         f"/v1/items/{catalog.unreleased[0]}",
         f"/v1/items/{catalog.unreleased[0]}/listings",
@@ -103,6 +110,9 @@ def _public_responses(http: httpx.Client, catalog: Catalog) -> list[tuple[httpx.
         "/v1/items?class=cls_nothing",
         "/v1/items?cursor=cap_0310",
         "/v1/merchants?cursor=cap_0310",
+        "/v1/categories/cls_unreleased",
+        "/v1/categories?cursor=cap_0310",
+        "/v1/files/cap_0310.forged",
     ]
     responses += [(http.get(p), ErrorBody) for p in errors]
     responses += [
@@ -126,6 +136,10 @@ def test_no_public_response_has_a_private_key_or_id(http: httpx.Client, catalog:
 
     leaks = {str(r.url): _leaks(r.json()) for r, _ in responses}
     assert {url: found for url, found in leaks.items() if found} == {}
+    # The walk covered released pictures: the detail of the item with pictures has signed links, no address.
+    detail = http.get("/v1/items/itm_ssd_p5_1t").json()
+    assert detail["pictures"]["main"]["url"].startswith("/v1/files/")
+    assert len(detail["pictures"]["gallery"]) == 1
     # The snapshots do carry private references (catalog.PRIVATE_FIELDS): the walk has something to find.
     assert _leaks({"decision_id": "dec_0142"}) == [
         "$.decision_id: private key",

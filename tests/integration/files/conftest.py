@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from prw_platform.db.database import Database
+from prw_platform.resolver.catalogs import current_stream
+from prw_platform.resolver.files.publication import StreamLocator
 from prw_platform.resolver.files.service import CatalogFiles, FileSettings
 from prw_platform.storage import FilesystemObjectStore
 from tests.integration.resolution.conftest import catalogs  # noqa: F401  (fixture)
@@ -110,9 +112,17 @@ def files(
     object_store: FilesystemObjectStore,
     sim_clock: SimClock,
     file_settings: FileSettings,
+    control_db: Database,
     catalogs: None,  # noqa: F811
 ) -> CatalogFiles:
-    return CatalogFiles(resolver_db, object_store, sim_clock, file_settings)
+    return CatalogFiles(
+        resolver_db, object_store, sim_clock, file_settings, streams=stream_locator(control_db)
+    )
+
+
+def stream_locator(control_db: Database) -> StreamLocator:
+    """The streams saves publish to, as the composition root locates them (``Platform.streams``)."""
+    return lambda tenant_id, catalog_id: current_stream(control_db, tenant_id, catalog_id)
 
 
 class Items:
@@ -129,7 +139,7 @@ class Items:
                 """INSERT INTO resolver.catalog_item (tenant_id, catalog_id, item_id, revision, profile, title,
                        identifiers, attributes, created_at, updated_at)
                    VALUES (%s, %s, %s, 1, 'np_core@1', %s, %s, '{}', %s, %s)""",
-                (tenant_id, catalog_id, item_id, item_id, json.dumps({}), now, now),
+                (tenant_id, catalog_id, item_id, item_id, json.dumps({"gtin": None, "mpn": None}), now, now),
             )
         )
         return item_id
@@ -170,6 +180,10 @@ class Rows:
             "item_picture",
             "product_class",
             "product_class_member",
+            # A save is an accepted change (issue 13 item 5): its decision, revision and events.
+            "catalog_file_aggregate",
+            "decision",
+            "outbox",
         )
         return {t: self.count(f"resolver.{t}") for t in tables}
 

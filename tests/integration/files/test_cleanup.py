@@ -15,7 +15,16 @@ from prw_platform.resolver.files.errors import InvalidFileTransition
 from prw_platform.resolver.files.service import CatalogFiles, FileSettings
 from prw_platform.resolver.files.sources import ExistingFile, UploadSource
 from prw_platform.storage.errors import ObjectNotFound
-from tests.integration.files.conftest import ACTOR, Cleanup, FlakyStore, Items, Rows, SimClock, png
+from tests.integration.files.conftest import (
+    ACTOR,
+    Cleanup,
+    FlakyStore,
+    Items,
+    Rows,
+    SimClock,
+    png,
+    stream_locator,
+)
 from tests.integration.resolution.pipeline import CATALOG, TENANT
 
 DUE = FileSettings().cleanup_delay + timedelta(seconds=1)
@@ -23,13 +32,20 @@ DUE = FileSettings().cleanup_delay + timedelta(seconds=1)
 
 @pytest.fixture
 def files(
-    resolver_db: Database, flaky_store: FlakyStore, sim_clock: SimClock, catalogs: None
+    resolver_db: Database, flaky_store: FlakyStore, sim_clock: SimClock, control_db: Database, catalogs: None
 ) -> CatalogFiles:
     """The saves over the same (flaky) store the consumer deletes from, with the cleanup queue for retries."""
     from prw_platform.queues import CATALOG_FILE_CLEANUP, PostgresQueue
 
     queue = PostgresQueue(resolver_db, CATALOG_FILE_CLEANUP.name)
-    return CatalogFiles(resolver_db, flaky_store, sim_clock, FileSettings(), cleanup_queue=queue)  # type: ignore[arg-type]
+    return CatalogFiles(
+        resolver_db,
+        flaky_store,  # type: ignore[arg-type]
+        sim_clock,
+        FileSettings(),
+        cleanup_queue=queue,
+        streams=stream_locator(control_db),
+    )
 
 
 def _detached(files: CatalogFiles, items: Items, item_id: str = "itm_anvil") -> str:

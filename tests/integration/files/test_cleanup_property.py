@@ -20,7 +20,16 @@ from prw_platform.resolver.files.errors import CatalogFileError
 from prw_platform.resolver.files.service import CatalogFiles, FileSettings
 from prw_platform.resolver.files.sources import ExistingFile, PictureSource, UploadSource
 from prw_platform.storage.keys import parse_tenant_ref
-from tests.integration.files.conftest import ACTOR, Cleanup, FlakyStore, Items, Rows, SimClock, png
+from tests.integration.files.conftest import (
+    ACTOR,
+    Cleanup,
+    FlakyStore,
+    Items,
+    Rows,
+    SimClock,
+    png,
+    stream_locator,
+)
 from tests.integration.resolution.pipeline import TENANT
 
 ITEMS = ("itm_p0", "itm_p1", "itm_p2")
@@ -148,6 +157,7 @@ class World:
 def world(
     resolver_db: Database,
     sweeper_db: Database,
+    control_db: Database,
     flaky_store: FlakyStore,
     sim_clock: SimClock,
     items: Items,
@@ -157,7 +167,14 @@ def world(
     for item in ITEMS:
         items.add(item)
     queue = PostgresQueue(resolver_db, CATALOG_FILE_CLEANUP.name)
-    files = CatalogFiles(resolver_db, flaky_store, sim_clock, FileSettings(), cleanup_queue=queue)  # type: ignore[arg-type]
+    files = CatalogFiles(
+        resolver_db,
+        flaky_store,  # type: ignore[arg-type]
+        sim_clock,
+        FileSettings(),
+        cleanup_queue=queue,
+        streams=stream_locator(control_db),
+    )
     return World(files, cleanup, rows, sim_clock, flaky_store, sweeper_db)
 
 

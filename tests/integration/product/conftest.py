@@ -35,6 +35,10 @@ PRODUCT_TABLES = (
     "public_merchant",
     "public_merchant_source",
     "public_shipping_policy",
+    "item_pictures_projection",
+    "product_class_projection",
+    "public_item_pictures",
+    "public_class",
 )
 
 

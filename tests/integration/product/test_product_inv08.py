@@ -57,7 +57,17 @@ SNAPSHOT_QUERIES = {
                             FROM product.public_merchant_source ORDER BY 1""",
     "public_policies": """SELECT merchant_id, published_revision, publication_revision, fields
                             FROM product.public_shipping_policy ORDER BY 1""",
+    # Seed 004: item pictures and product classes, internal and released.
+    "pictures": """SELECT item_id, revision, fields, position FROM product.item_pictures_projection
+                     ORDER BY 1""",
+    "classes": """SELECT class_id, revision, deleted, fields, position FROM product.product_class_projection
+                    ORDER BY 1""",
+    "public_pictures": """SELECT item_id, published_revision, publication_revision, fields
+                            FROM product.public_item_pictures ORDER BY 1""",
+    "public_classes": """SELECT class_id, published_revision, publication_revision, fields
+                           FROM product.public_class ORDER BY 1""",
 }
+CLASSES = ("cls_a", "cls_b", "cls_c")
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +97,9 @@ commands = st.lists(
                 "merchant",
                 "bind",
                 "policy",
+                "pictures",
+                "class",
+                "delete_class",
             ]
         ),
         st.integers(0, len(ITEMS) - 1),
@@ -124,7 +137,24 @@ def build_stream(script: list[Command]) -> list[dict[str, Any]]:
                 if kind == "bind"
                 else stream.shipping_policy(merchant, {"DE": f"{step}.00"}, free_shipping_threshold="50")
             )
+        elif kind == "pictures":
+            messages.append(stream.item_pictures(item_id, _picture(step), [_picture(step + 100)]))
+        elif kind == "class":
+            messages.append(
+                stream.product_class(CLASSES[listing_index], f"class v{step}", _picture(step), [item_id])
+            )
+        elif kind == "delete_class" and stream.picture_facts.get(("product_class", CLASSES[listing_index])):
+            messages.append(stream.delete_class(CLASSES[listing_index]))
     return messages
+
+
+def _picture(step: int) -> dict[str, Any]:
+    return {
+        "file": f"fil_{step}",
+        "sha256": f"{step:064x}",
+        "media_type": "image/png",
+        "size_bytes": 10 + step,
+    }
 
 
 def reset(owner: Database) -> None:

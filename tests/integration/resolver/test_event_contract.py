@@ -8,6 +8,7 @@ import dataclasses
 from collections.abc import Sequence
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from prw_platform.contracts import VOCABULARY, validate
@@ -17,7 +18,10 @@ from prw_platform.product.events import parse_delivery
 from prw_platform.resolver.decisions import MerchantService, MerchantSpec, ShippingPolicySpec
 from prw_platform.resolver.decisions.events import EventBatch
 from prw_platform.resolver.decisions.facts import get_item
+from prw_platform.resolver.files.service import CatalogFiles, FileSettings
+from prw_platform.resolver.files.sources import UploadSource
 from prw_platform.resolver.relay import RelayMessage, relay_batch
+from prw_platform.storage import FilesystemObjectStore
 from tests.integration.resolver.decision_builders import T0, Catalog
 
 SCHEMA = "product.accepted-change.v1.json"
@@ -72,8 +76,34 @@ def _merchant_decisions(catalog: Catalog) -> None:
     service.accept_shipping_policy(tenant, catalog_id, policy, actor=actor)
 
 
+def _picture_decisions(catalog: Catalog, item_id: str, objects: Path) -> None:
+    """item_pictures.saved, product_class.saved and .deleted, as the managed file saves append them (seed 004)."""
+    files = CatalogFiles(
+        catalog.resolver_db,
+        FilesystemObjectStore(objects),
+        catalog.clock,
+        FileSettings(),
+        streams=lambda tenant, catalog_id: catalog.stream,
+    )
+    tenant, catalog_id, actor = catalog.tenant_id, catalog.stream.catalog_id, "operator:ops_contract"
+    picture = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDRcontract"
+    files.save_item_pictures(
+        tenant, item_id, UploadSource(picture), [UploadSource(picture + b"-2")], actor=actor
+    )
+    files.create_class(
+        tenant,
+        catalog_id,
+        "cls_contract",
+        "Contract",
+        picture=UploadSource(picture),
+        members=[item_id],
+        actor=actor,
+    )
+    files.delete_class(tenant, "cls_contract", actor=actor)
+
+
 def test_every_event_type_the_resolver_builds_passes_the_schema_and_the_product_parser(
-    catalog: Catalog, relay_db: Database
+    catalog: Catalog, relay_db: Database, tmp_path: Path
 ) -> None:
     first = catalog.decide(
         catalog.create(1)
@@ -86,6 +116,7 @@ def test_every_event_type_the_resolver_builds_passes_the_schema_and_the_product_
     _merchant_decisions(
         catalog
     )  # merchant.created / .updated, merchant.source_bound, shipping_policy.accepted
+    _picture_decisions(catalog, first.item_id, tmp_path / "objects")
     messages = [*_relayed(relay_db), _item_update(catalog, first.item_id)]
 
     for message in messages:

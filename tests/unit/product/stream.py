@@ -36,6 +36,10 @@ class StreamBuilder:
     #: merchant facts: aggregate type -> id -> payload, and what the catalog publishes of them (-> revision).
     merchant_facts: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     released_merchant_facts: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: item_pictures / product_class (seed 004): (type, id) -> payload (None: a deleted class), and what the
+    #: catalog publishes of them (-> revision).
+    picture_facts: dict[tuple[str, str], dict[str, Any] | None] = field(default_factory=dict)
+    released_picture_facts: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def revision(self, aggregate_type: str, aggregate_id: str) -> int:
         return self.revisions.get((aggregate_type, aggregate_id), 0)
@@ -149,6 +153,46 @@ class StreamBuilder:
         )
         return self._event(event_type, aggregate_type, aggregate_id, payload, dependencies)
 
+    def item_pictures(
+        self, item_id: str, main: dict[str, Any] | None, gallery: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """``item_pictures.saved``: the item's whole set of pictures (each a ``contracts.Picture`` document)."""
+        payload = {"item": item_id, "main": main, "gallery": list(gallery or [])}
+        self.picture_facts[("item_pictures", item_id)] = payload
+        return self._event("item_pictures.saved", "item_pictures", item_id, payload)
+
+    def product_class(
+        self, class_id: str, name: str, picture: dict[str, Any] | None, members: list[str]
+    ) -> dict[str, Any]:
+        payload = {"class": class_id, "name": name, "picture": picture, "members": sorted(members)}
+        self.picture_facts[("product_class", class_id)] = payload
+        return self._event("product_class.saved", "product_class", class_id, payload)
+
+    def delete_class(self, class_id: str) -> dict[str, Any]:
+        self.picture_facts[("product_class", class_id)] = None
+        return self._event("product_class.deleted", "product_class", class_id, {"class": class_id})
+
+    def _released_picture_facts(self) -> tuple[dict[str, list[dict[str, Any]]], list[AggregateRevision]]:
+        """What the release adds of item pictures and classes, and removes of deleted classes."""
+        entries: dict[str, list[dict[str, Any]]] = {"item_pictures": [], "classes": [], "removed_classes": []}
+        dependencies = []
+        for (aggregate_type, aggregate_id), payload in sorted(self.picture_facts.items()):
+            revision = self.revision(aggregate_type, aggregate_id)
+            released = self.released_picture_facts.get((aggregate_type, aggregate_id), 0)
+            if released >= revision or (payload is None and released == 0):
+                continue
+            self.released_picture_facts[(aggregate_type, aggregate_id)] = revision
+            dependencies.append(AggregateRevision(type=aggregate_type, id=aggregate_id, revision=revision))
+            if payload is None:
+                entries["removed_classes"].append({"class": aggregate_id, "revision": revision})
+            elif aggregate_type == "item_pictures":
+                entries["item_pictures"].append(
+                    {"item": aggregate_id, "revision": revision, "fields": payload}
+                )
+            else:
+                entries["classes"].append({"class": aggregate_id, "revision": revision, "fields": payload})
+        return entries, dependencies
+
     def _released_merchant_facts(self) -> dict[str, list[dict[str, Any]]]:
         """What the release adds of merchants, bindings and policies; updates the released revisions."""
         entries: dict[str, list[dict[str, Any]]] = {
@@ -182,7 +226,12 @@ class StreamBuilder:
             for aggregate_type, facts in self.merchant_facts.items()
             for aggregate_id in facts
         )
-        return bool(items or listings or unreleased_facts)
+        unreleased_pictures = any(
+            self.released_picture_facts.get(key, 0) < self.revision(*key)
+            and (payload is not None or self.released_picture_facts.get(key, 0) > 0)
+            for key, payload in self.picture_facts.items()
+        )
+        return bool(items or listings or unreleased_facts or unreleased_pictures)
 
     def release(self) -> dict[str, Any]:
         """Publish what changed since the last release (like the resolver's automatic policy)."""
@@ -225,6 +274,8 @@ class StreamBuilder:
                 AggregateRevision(type=aggregate_type, id=entry[id_key], revision=entry["revision"])
                 for entry in merchant_entries[key]
             ]
+        picture_entries, picture_dependencies = self._released_picture_facts()
+        dependencies += picture_dependencies
         payload = {
             "release": release_id,
             "publication_revision": publication_revision,
@@ -232,6 +283,7 @@ class StreamBuilder:
             "listings": entries_listings,
             # Only when the release publishes some: a release of items alone looks as it always did.
             **{key: entries for key, entries in merchant_entries.items() if entries},
+            **{key: entries for key, entries in picture_entries.items() if entries},
         }
         return self._event("release.authorized", "release", release_id, payload, tuple(dependencies))
 

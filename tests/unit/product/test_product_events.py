@@ -120,6 +120,10 @@ def _stream_of_every_type() -> dict[str, dict[str, Any]]:
     messages["merchant.updated"] = stream.merchant("mer_lumen", name="Lumen Direct")
     messages["merchant.source_bound"] = stream.bind_source("src_shop_a", "mer_lumen")
     messages["shipping_policy.accepted"] = stream.shipping_policy("mer_lumen", {"DE": "4.90"})
+    picture = {"file": "fil_1", "sha256": "a" * 64, "media_type": "image/png", "size_bytes": 12}
+    messages["item_pictures.saved"] = stream.item_pictures("itm_a", picture, [dict(picture, file="fil_2")])
+    messages["product_class.saved"] = stream.product_class("cls_tools", "Tools", picture, ["itm_a"])
+    messages["product_class.deleted"] = stream.delete_class("cls_tools")
     messages["release.authorized"] = stream.release()
     return messages
 
@@ -161,6 +165,16 @@ _PAYLOAD_BREAKS = [
     ("release.authorized", "payload.listings.0.fields.price", 89.9, "price", True),
     ("release.authorized", "payload.listings.0.mapping_revision", 0, "mapping_revision", True),
     ("release.authorized", "payload.release", "rel_cat_other", "rel_cat_other", False),
+    # Seed 004: pictures and classes.
+    ("item_pictures.saved", "payload.main.sha256", "not-a-digest", "sha256", True),
+    ("item_pictures.saved", "payload.gallery", _DELETE, "gallery", True),
+    ("item_pictures.saved", "payload.item", "itm_b", "itm_b", False),
+    ("product_class.saved", "payload.name", "", "name", True),
+    ("product_class.saved", "payload.members", "itm_a", "members", True),
+    ("product_class.saved", "payload.class", "cls_other", "cls_other", False),
+    ("product_class.deleted", "aggregate.revision", 1, "revision", True),
+    ("product_class.deleted", "payload.class", _DELETE, "class", True),
+    ("release.authorized", "payload.item_pictures.0.revision", 0, "revision", True),
 ]
 
 

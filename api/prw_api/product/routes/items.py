@@ -40,7 +40,8 @@ def list_items(request: Request, query: ItemQueryDep, catalog: CatalogDep) -> Re
     if (cached := not_modified(request, catalog)) is not None:
         return cached
     page = catalog.items(query.filters, limit=query.limit, cursor=query.cursor, facets=query.facets)
-    return public_json(request, serialize_page(page), Release(page.generation, page.publication_revision))
+    document = serialize_page(page, catalog.picture_render())
+    return public_json(request, document, Release(page.generation, page.publication_revision))
 
 
 @router.get(
@@ -58,4 +59,4 @@ def get_item(request: Request, item_id: str, catalog: CatalogDep) -> Response:
     if detail.item is None:
         # if_product_query: 404 NOT_FOUND, for an unknown item and for one no applied release has published.
         raise ApiError(404, "NOT_FOUND", f"no public item {item_id!r}")
-    return public_json(request, serialize_item(detail.item), detail.release)
+    return public_json(request, serialize_item(detail.item, catalog.picture_render()), detail.release)
