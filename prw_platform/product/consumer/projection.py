@@ -56,10 +56,16 @@ def applied_revisions(
                FROM unnest(%s::text[], %s::text[]) AS probe(aggregate_type, aggregate_id)
                CROSS JOIN LATERAL (
                    SELECT aggregate_type, aggregate_id, revision FROM product.applied_revision
-                   WHERE tenant_id = %s AND catalog_id = %s
+                   WHERE tenant_id = %s AND catalog_id = %s AND generation = %s
                      AND aggregate_type = probe.aggregate_type AND aggregate_id = probe.aggregate_id
                    LIMIT 1) AS r""",
-            ([t for t, _ in keys], [i for _, i in keys], scope.tenant_id, scope.catalog_id),
+            (
+                [t for t, _ in keys],
+                [i for _, i in keys],
+                scope.tenant_id,
+                scope.catalog_id,
+                scope.serving_generation,
+            ),
         )
         .fetchall()
     )
@@ -74,14 +80,16 @@ def upsert_applied_revisions(conn: Connection, scope: ProjectedScope, rows: Sequ
     if not rows:
         return
     conn.execute(
-        """INSERT INTO product.applied_revision (tenant_id, catalog_id, aggregate_type, aggregate_id, revision,
-               position)
-           SELECT %s, %s, t, i, r, p FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[]) AS u(t, i, r, p)
-           ON CONFLICT (tenant_id, catalog_id, aggregate_type, aggregate_id) DO UPDATE
+        """INSERT INTO product.applied_revision (tenant_id, catalog_id, generation, aggregate_type, aggregate_id,
+               revision, position)
+           SELECT %s, %s, %s, t, i, r, p
+             FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[]) AS u(t, i, r, p)
+           ON CONFLICT (tenant_id, catalog_id, generation, aggregate_type, aggregate_id) DO UPDATE
               SET revision = excluded.revision, position = excluded.position, applied_at = now()""",
         (
             scope.tenant_id,
             scope.catalog_id,
+            scope.serving_generation,
             [r.aggregate.type for r in rows],
             [r.aggregate.id for r in rows],
             [r.revision for r in rows],
