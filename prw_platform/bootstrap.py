@@ -42,6 +42,7 @@ from prw_platform.product.consumer.driver import ProductApply
 from prw_platform.product.gaps import ExportSource, GapCloser, HttpExportSource, StreamKey
 from prw_platform.product.queries import CursorCodec
 from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
+from prw_platform.product.rebuild import HttpSnapshotSource, ProductRebuild, SnapshotSource
 from prw_platform.product.retention_report import ProgressReporter, ProgressSink
 from prw_platform.provisioning import CatalogProvisioning
 from prw_platform.queues import (
@@ -556,6 +557,23 @@ class Platform:
         )
         self._closers.append(source.close)
         return source
+
+    @cached_property
+    def snapshot_source(self) -> SnapshotSource | None:
+        """The export API for a rebuild (snapshot exports, leases, the retained tail) with the export stream's
+        credentials; None when not configured."""
+        source = self.export_source
+        return HttpSnapshotSource(source) if isinstance(source, HttpExportSource) else None
+
+    @cached_property
+    def product_rebuild(self) -> ProductRebuild:
+        """Issue 10 item 3: rebuild a catalog's projection into an isolated generation, then cut over."""
+        return ProductRebuild(
+            self.product_db,
+            source_factory=lambda: self.snapshot_source,
+            gap_source_factory=lambda: self.export_source,
+            clock=self.clock,
+        )
 
     @cached_property
     def gap_closer(self) -> GapCloser:

@@ -83,7 +83,8 @@ class ShadowTarget:
     cursor"). Dedupe, revisions and parking are the generation's own: the same rules, separate state."""
 
     generation: int
-    consumer: str = progress.REBUILD_CONSUMER
+    #: ``progress.REBUILD_CONSUMER`` (spelled out: progress imports this package).
+    consumer: str = "product_rebuild"
 
 
 def apply_events(

@@ -337,3 +337,52 @@ def gap_opened_at(conn: Connection, scope: ProjectedScope, contiguous: int) -> d
         .fetchone()
     )
     return opened
+
+
+def drop_generation(conn: Connection, scope: ProjectedScope, generation: int) -> int:
+    """Remove a generation's inbox and parked events. Old-epoch audit rows (generation 0) are never removed."""
+    if generation < 1:
+        raise ValueError("generation 0 holds the old-epoch audit: it is never dropped")
+    key = (scope.tenant_id, scope.catalog_id, generation)
+    removed = conn.execute(
+        "DELETE FROM product.parked_event WHERE tenant_id = %s AND catalog_id = %s AND generation = %s", key
+    ).rowcount
+    removed += conn.execute(
+        "DELETE FROM product.inbox WHERE tenant_id = %s AND catalog_id = %s AND generation = %s", key
+    ).rowcount
+    return removed
+
+
+@dataclass(frozen=True, slots=True)
+class ParkedAtOrBelow:
+    position: int
+    event_id: str
+    waiting_for_type: str
+    waiting_for_id: str
+    waiting_for_revision: int
+
+
+def parked_at_or_below(
+    conn: Connection, scope: ProjectedScope, position: int, limit: int = 5
+) -> list[ParkedAtOrBelow]:
+    """Parked events of the scope's generation at or below ``position`` (if_projection_bootstrap: "Require no
+    unresolved dependencies at/below H")."""
+    return (
+        conn.cursor(row_factory=class_row(ParkedAtOrBelow))
+        .execute(
+            """SELECT position, event_id, waiting_for_type, waiting_for_id, waiting_for_revision
+                 FROM product.parked_event
+                WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND generation = %s
+                  AND position <= %s
+                ORDER BY position LIMIT %s""",
+            (
+                scope.tenant_id,
+                scope.catalog_id,
+                scope.history_epoch,
+                scope.serving_generation,
+                position,
+                limit,
+            ),
+        )
+        .fetchall()
+    )

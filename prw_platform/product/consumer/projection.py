@@ -174,3 +174,17 @@ def upsert_mappings(
             [event.position for event, _ in mappings],
         ),
     )
+
+
+def drop_generation(conn: Connection, scope: ProjectedScope, generation: int) -> int:
+    """Remove a generation's internal projection (a replaced one after a cutover, or a failed rebuild's)."""
+    key = (scope.tenant_id, scope.catalog_id, generation)
+    removed = 0
+    for statement in (
+        "DELETE FROM product.applied_revision WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        "DELETE FROM product.item_projection WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        "DELETE FROM product.listing_projection WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        "DELETE FROM product.listing_mapping_projection WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+    ):
+        removed += conn.execute(statement, key).rowcount
+    return removed
