@@ -228,6 +228,8 @@ class HttpSnapshotSource:
 
 def _error_code(response: httpx.Response) -> str:
     try:
-        return str(response.json()["error"]["code"])
+        error = response.json()["error"]
+        # The token endpoint answers as OAuth2 does ({"error": "invalid_client"}), the API with its error body.
+        return error.upper() if isinstance(error, str) else str(error["code"])
     except (ValueError, KeyError, TypeError):
         return f"HTTP_{response.status_code}"
