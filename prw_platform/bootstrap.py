@@ -43,6 +43,7 @@ from prw_platform.product.gaps import ExportSource, GapCloser, HttpExportSource,
 from prw_platform.product.queries import CursorCodec
 from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
 from prw_platform.product.rebuild import HttpSnapshotSource, ProductRebuild, SnapshotSource
+from prw_platform.product.rebuild.service import RebuildCleanup
 from prw_platform.product.retention_report import ProgressReporter, ProgressSink
 from prw_platform.provisioning import CatalogProvisioning
 from prw_platform.queues import (
@@ -573,6 +574,16 @@ class Platform:
             source_factory=lambda: self.snapshot_source,
             gap_source_factory=lambda: self.export_source,
             clock=self.clock,
+        )
+
+    @cached_property
+    def rebuild_cleanup(self) -> RebuildCleanup:
+        """The ``rebuild-cleanup`` stage: finished rebuilds found through prw_operator, generations dropped as
+        product_app in their tenant."""
+        return RebuildCleanup(
+            self.product_rebuild,
+            self.operator_db,
+            timedelta(seconds=self.settings.rebuild_cleanup_after_seconds),
         )
 
     @cached_property

@@ -393,6 +393,22 @@ class ProductRebuild:
         return done
 
 
+@dataclass
+class RebuildCleanup:
+    """The ``rebuild-cleanup`` stage's service."""
+
+    rebuild: ProductRebuild
+    reads: Database
+    older_than: timedelta
+
+    def has_work(self) -> bool:
+        finished_before = self.rebuild.clock() - self.older_than
+        return bool(self.reads.run(lambda conn: records.uncleaned(conn, finished_before, 1), read_only=True))
+
+    def run_batch(self, limit: int) -> list[RebuildRecord]:
+        return self.rebuild.clean_up(self.reads, self.older_than, limit)
+
+
 def _drop_generation(conn: Connection, scope: ProjectedScope, generation: int) -> None:
     projection.drop_generation(conn, scope, generation)
     merchant_projection.drop_generation(conn, scope, generation)
