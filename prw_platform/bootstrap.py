@@ -31,6 +31,7 @@ from prw_platform.db import roles
 from prw_platform.db.database import Database
 from prw_platform.db.locate import DatabaseUrls, locate_databases
 from prw_platform.db.migrate import MigrationStatus, migrate_all
+from prw_platform.fencing import EpochFencing
 from prw_platform.llm import DisabledProvider, LlmProvider
 from prw_platform.llm.openai_compatible import OpenAICompatibleProvider
 from prw_platform.operations import AdminReads
@@ -574,6 +575,13 @@ class Platform:
             source_factory=lambda: self.snapshot_source,
             gap_source_factory=lambda: self.export_source,
             clock=self.clock,
+        )
+
+    @cached_property
+    def epoch_fencing(self) -> EpochFencing:
+        """Issue 10 item 4: fence restored history (``prw epoch fence``, the Dagster ``epoch_fence`` job)."""
+        return EpochFencing(
+            self.resolver_db, self.control_db, self.product_db, self.product_rebuild, clock=self.clock
         )
 
     @cached_property

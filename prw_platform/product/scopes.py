@@ -21,8 +21,11 @@ _FIND_SCOPE_FOR_SHARE = _FIND_SCOPE + " FOR SHARE"
 _FIND_SCOPE_FOR_UPDATE = _FIND_SCOPE + " FOR UPDATE"
 #: The serving generation of the scope ``%(tenant)s`` / ``%(catalog)s`` as a scalar subquery, for a public read
 #: that answers in one statement (``public_store``): this module still owns the table and the SQL that reads it.
+#: A paused scope (a history epoch being fenced, ``move_to_epoch``) has none: the public API serves it as not
+#: projected here (no release, no items) until the rebuild from restored state cut over, never abandoned history.
 SERVING_GENERATION_SUBQUERY = """(SELECT serving_generation FROM product.projected_scope
-                                   WHERE tenant_id = %(tenant)s AND catalog_id = %(catalog)s)"""
+                                   WHERE tenant_id = %(tenant)s AND catalog_id = %(catalog)s
+                                     AND paused_at IS NULL)"""
 
 
 @dataclass(frozen=True, slots=True)

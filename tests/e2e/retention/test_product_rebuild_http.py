@@ -135,7 +135,11 @@ class Deployment:
 def deployment(deployment_settings: Settings) -> Iterator[Deployment]:
     clock = MovableClock(datetime.now(UTC))
     settings_ = deployment_settings.model_copy(
-        update={"retention_age_seconds": 3600, "retention_lease_ttl_seconds": LEASE_TTL}
+        update={
+            "retention_age_seconds": 3600,
+            "retention_lease_ttl_seconds": LEASE_TTL,
+            "rebuild_cleanup_after_seconds": 0,
+        }
     )
     tokens = TokenSettings(ttl_seconds=86_400, leeway_seconds=86_400)
     with (
@@ -255,8 +259,7 @@ def test_rebuild_loads_the_export_catches_up_the_tail_and_cuts_over_atomically(
     stream.deliver_live()
     assert stream.live_position() == 24
     # The replaced generation is dropped later, by the cleanup.
-    cleaned = rebuild.clean_up(deployment.platform.operator_db, timedelta(0))
-    assert [r.rebuild_id for r in cleaned] == [result.rebuild_id]
+    assert run_stage(deployment.platform, "rebuild-cleanup").counts == {"generations_dropped": 1}
     assert generation_state(deployment.platform, stream.catalog_id, 1)["item_projection"] == []
 
 
