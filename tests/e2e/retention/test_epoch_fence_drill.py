@@ -50,7 +50,8 @@ def accepted_items(url: str, catalog_id: str) -> list[tuple[str, int]]:
 
 
 def test_restore_drill_fences_the_old_epoch_and_the_product_converges_on_the_new_history(
-    deployment: Deployment, tmp_path: Path
+    deployment: Deployment,  # noqa: F811 (the imported fixture)
+    tmp_path: Path,
 ) -> None:
     platform = deployment.platform
     url = platform.urls.main
