@@ -41,6 +41,8 @@ def test_the_whole_definitions_load() -> None:
         "prune_job",
         "exports_job",
         "rebuild_cleanup_job",
+        "product_rebuild",
+        "epoch_fence",
     }
     assert {s.name for s in repository.sensor_defs} == {
         "resolution_jobs_sensor",
