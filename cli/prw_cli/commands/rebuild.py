@@ -19,7 +19,7 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from prw_platform.bootstrap import Platform
-    from prw_platform.product.rebuild import RebuildResult
+    from prw_platform.services import RebuildResult
 
 product_app = typer.Typer(
     help="The product projection: rebuild a catalog into an isolated generation and cut over (if_projection_bootstrap)."
@@ -107,7 +107,7 @@ def rebuild(
     """Export the catalog's accepted state, load it into generation serving + 1, catch up the retained tail through
     H, then swap the serving generation and the live cursor in one transaction. Exit 1 when the rebuild failed
     (nothing was swapped)."""
-    from prw_platform.product.rebuild import RebuildFailed
+    from prw_platform.services import RebuildFailed
 
     with _platform() as platform, _progress() as phases:
         try:
@@ -137,8 +137,7 @@ def fence(
             "[red]refused[/red]: fencing abandons the current history epoch; pass --yes to confirm"
         )
         raise typer.Exit(2)
-    from prw_platform.fencing import FenceRefused
-    from prw_platform.product.rebuild import RebuildFailed
+    from prw_platform.services import FenceRefused, RebuildFailed
 
     with _platform() as platform, _progress() as phases:
         try:

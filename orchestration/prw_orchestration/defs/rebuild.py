@@ -17,7 +17,7 @@ import time
 import dagster as dg
 
 from prw_orchestration.resources import PlatformResource
-from prw_platform.product.rebuild import RebuildResult
+from prw_platform.services import RebuildResult
 
 PRODUCT_PROJECTION = dg.AssetKey("product_projection")
 
@@ -74,7 +74,7 @@ def rebuild_metadata(result: RebuildResult) -> dict[str, object]:
 def rebuild_product_projection(
     context: dg.OpExecutionContext, config: RebuildConfig, platform: PlatformResource
 ) -> dg.Output[int]:
-    from prw_platform.product.rebuild import RebuildFailed
+    from prw_platform.services import RebuildFailed
 
     try:
         result = platform.platform.product_rebuild.run(
@@ -109,8 +109,7 @@ def fence_history_epoch(
     expected = f"fence {config.tenant}/{config.catalog}"
     if config.confirm != expected:
         raise dg.Failure(f"refused: config.confirm must read {expected!r} (nothing was changed)")
-    from prw_platform.fencing import FenceRefused
-    from prw_platform.product.rebuild import RebuildFailed
+    from prw_platform.services import FenceRefused, RebuildFailed
 
     try:
         result = platform.platform.epoch_fencing.fence(
