@@ -134,7 +134,11 @@ class ProductRebuild:
                 f"the export is of epoch {manifest.history_epoch}, the product projects {scope.history_epoch}",
                 code="EPOCH_MISMATCH",
             )
-        record = self._start(scope, rebuild_id, manifest)
+        try:
+            record = self._start(scope, rebuild_id, manifest)
+        except RebuildFailed:
+            self._release(source, export_id)
+            raise
         shadow = ProjectedScope(tenant_id, catalog_id, scope.history_epoch, record.generation)
         try:
             loaded = self._load(source, manifest, shadow, report)
