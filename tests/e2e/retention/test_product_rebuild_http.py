@@ -258,7 +258,8 @@ def test_rebuild_loads_the_export_catches_up_the_tail_and_cuts_over_atomically(
     stream.decide(1)
     stream.deliver_live()
     assert stream.live_position() == 24
-    # The replaced generation is dropped later, by the cleanup.
+    # The replaced generation is dropped later, by the cleanup (here: as soon as the platform clock passed it).
+    deployment.clock.now = datetime.now(UTC) + timedelta(seconds=1)
     assert run_stage(deployment.platform, "rebuild-cleanup").counts == {"generations_dropped": 1}
     assert generation_state(deployment.platform, stream.catalog_id, 1)["item_projection"] == []
 
