@@ -6,6 +6,8 @@ new history."""
 
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -27,14 +29,34 @@ from tests.e2e.retention.test_product_rebuild_http import (  # noqa: F401 (the f
 )
 
 
+def pg_tool(name: str, url: str) -> str:
+    """``pg_dump`` / ``pg_restore`` of the server's major version (or newer): the machine's, or the ones shipped
+    with the embedded server's wheel."""
+    from pgserver._commands import POSTGRES_BIN_PATH
+
+    with psycopg.connect(url) as conn:
+        major = int(conn.execute("SHOW server_version_num").fetchone()[0]) // 10000  # type: ignore[index]
+    candidates = [shutil.which(name), str(POSTGRES_BIN_PATH / name)]
+    for candidate in candidates:
+        if candidate and Path(candidate).exists():
+            version = subprocess.run(
+                [candidate, "--version"], capture_output=True, text=True, check=True
+            ).stdout
+            if int(re.findall(r"(\d+)\.\d+", version)[0]) >= major:
+                return candidate
+    pytest.fail(f"no {name} for PostgreSQL {major} among {candidates}")
+
+
 def back_up_resolver(url: str, to: Path) -> None:
-    subprocess.run(["pg_dump", "--schema=resolver", "--format=custom", f"--file={to}", url], check=True)
+    dump = pg_tool("pg_dump", url)
+    subprocess.run([dump, "--schema=resolver", "--format=custom", f"--file={to}", url], check=True)
 
 
 def restore_resolver(url: str, backup: Path) -> None:
+    restore = pg_tool("pg_restore", url)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DROP SCHEMA resolver CASCADE")
-    subprocess.run(["pg_restore", "--exit-on-error", f"--dbname={url}", str(backup)], check=True)
+    subprocess.run([restore, "--exit-on-error", f"--dbname={url}", str(backup)], check=True)
 
 
 def accepted_items(url: str, catalog_id: str) -> list[tuple[str, int]]:
