@@ -31,6 +31,7 @@ from prw_platform.db import roles
 from prw_platform.db.database import Database
 from prw_platform.db.locate import DatabaseUrls, locate_databases
 from prw_platform.db.migrate import MigrationStatus, migrate_all
+from prw_platform.fencing import EpochFencing
 from prw_platform.llm import DisabledProvider, LlmProvider
 from prw_platform.llm.openai_compatible import OpenAICompatibleProvider
 from prw_platform.operations import AdminReads
@@ -43,6 +44,8 @@ from prw_platform.product.gaps import ExportSource, GapCloser, HttpExportSource,
 from prw_platform.product.pictures import PictureLinks
 from prw_platform.product.queries import CursorCodec
 from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
+from prw_platform.product.rebuild import HttpSnapshotSource, ProductRebuild, SnapshotSource
+from prw_platform.product.rebuild.service import RebuildCleanup
 from prw_platform.product.retention_report import ProgressReporter, ProgressSink
 from prw_platform.provisioning import CatalogProvisioning
 from prw_platform.queues import (
@@ -558,6 +561,40 @@ class Platform:
         )
         self._closers.append(source.close)
         return source
+
+    @cached_property
+    def snapshot_source(self) -> SnapshotSource | None:
+        """The export API for a rebuild (snapshot exports, leases, the retained tail) with the export stream's
+        credentials; None when not configured."""
+        source = self.export_source
+        return HttpSnapshotSource(source) if isinstance(source, HttpExportSource) else None
+
+    @cached_property
+    def product_rebuild(self) -> ProductRebuild:
+        """Issue 10 item 3: rebuild a catalog's projection into an isolated generation, then cut over."""
+        return ProductRebuild(
+            self.product_db,
+            source_factory=lambda: self.snapshot_source,
+            gap_source_factory=lambda: self.export_source,
+            clock=self.clock,
+        )
+
+    @cached_property
+    def epoch_fencing(self) -> EpochFencing:
+        """Issue 10 item 4: fence restored history (``prw epoch fence``, the Dagster ``epoch_fence`` job)."""
+        return EpochFencing(
+            self.resolver_db, self.control_db, self.product_db, self.product_rebuild, clock=self.clock
+        )
+
+    @cached_property
+    def rebuild_cleanup(self) -> RebuildCleanup:
+        """The ``rebuild-cleanup`` stage: finished rebuilds found through prw_operator, generations dropped as
+        product_app in their tenant."""
+        return RebuildCleanup(
+            self.product_rebuild,
+            self.operator_db,
+            timedelta(seconds=self.settings.rebuild_cleanup_after_seconds),
+        )
 
     @cached_property
     def gap_closer(self) -> GapCloser:

@@ -190,6 +190,9 @@ class Settings(BaseSettings):
     gap_head_check_seconds: int = Field(default=300, ge=1)
     #: The ``product_gaps`` asset check fails when a stream's gap has been open longer than this.
     gap_alert_after_seconds: int = Field(default=600, ge=0)
+    #: A product rebuild's replaced generation (or a failed rebuild's own) is dropped this long after it finished
+    #: (the ``rebuild-cleanup`` stage), so an operator can still compare it meanwhile.
+    rebuild_cleanup_after_seconds: int = Field(default=3600, ge=0)
     #: Retention (issue 10, AW-03 "Prune"): a published event stays at least this long (then only while a live
     #: consumer or a rebuild lease still needs it).
     retention_age_seconds: int = Field(default=7 * 86_400, ge=0)

@@ -32,6 +32,8 @@ GAPS: Final = "gaps"
 PROGRESS: Final = "progress"
 PRUNE: Final = "prune"
 EXPORTS: Final = "exports"
+#: Issue 10 item 3: drop the generations finished product rebuilds left behind.
+REBUILD_CLEANUP: Final = "rebuild-cleanup"
 ASSIST: Final = "assist"
 REPLAY: Final = "replay"
 #: Seed 004: the scheduled files sweep (concurrency one) and the cleanup consumer (at most two at once).
@@ -50,6 +52,8 @@ PROGRESS_STREAMS: Final = 50
 PRUNE_BATCH: Final = 100_000
 #: The export job builds at most this many snapshot exports per batch.
 EXPORT_BATCH: Final = 2
+#: The rebuild cleanup drops at most this many generations per batch.
+REBUILD_CLEANUP_BATCH: Final = 2
 #: The assist stage asks the model about at most this many review cases per batch (each a call of up to 60 s).
 ASSIST_BATCH: Final = 5
 #: The sweeper re-enqueues at most this many pending jobs per transaction.
@@ -156,6 +160,11 @@ def _export(platform: Platform, n: int) -> Batch:
     )
 
 
+def _clean_up_rebuilds(platform: Platform, n: int) -> Batch:
+    cleaned = platform.rebuild_cleanup.run_batch(limit=n)
+    return Batch(len(cleaned), {"generations_dropped": len(cleaned)})
+
+
 def _sweep(platform: Platform, n: int) -> Batch:
     report = platform.sweeper.run_batch(limit=n)
     # A job whose send failed again is not progress: counting it would keep the sweeper from idling.
@@ -253,6 +262,19 @@ def default_stages() -> StageRegistry:
                 batch_size=EXPORT_BATCH,
                 idle_sleep=5.0,
                 pipeline=False,
+            ),
+            Stage(
+                REBUILD_CLEANUP,
+                "Drop the projection generations finished product rebuilds left (the replaced one after a cutover,"
+                " a failed rebuild's own), once they are older than PRW_REBUILD_CLEANUP_AFTER_SECONDS; never the"
+                " serving generation (issue 10, if_projection_bootstrap).",
+                run_batch=_clean_up_rebuilds,
+                has_work=lambda p: p.rebuild_cleanup.has_work(),
+                prepare=lambda p: p.rebuild_cleanup,
+                batch_size=REBUILD_CLEANUP_BATCH,
+                idle_sleep=300.0,
+                pipeline=False,
+                cron="41 * * * *",
             ),
             Stage(
                 REPLAY,

@@ -21,6 +21,7 @@ from prw_platform.auth.operators import (
 )
 from prw_platform.auth.scopes import COLLECTOR_SCOPES, EXPORTS_READ, PRODUCT_SCOPES
 from prw_platform.auth.tokens import IssuedToken
+from prw_platform.fencing import FenceRefused, FenceResult
 from prw_platform.operations import AdminReads
 from prw_platform.plugins import UnknownAdapterVersion
 from prw_platform.product.catalog import DEFAULT_CATALOG_ID, DEFAULT_TENANT_ID, PublicCatalog
@@ -55,6 +56,7 @@ from prw_platform.product.queries import (
     serialize_source,
 )
 from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
+from prw_platform.product.rebuild import RebuildFailed, RebuildResult
 from prw_platform.product.shipping import (
     MAX_BASKET_LINES,
     BasketLine,
@@ -229,6 +231,8 @@ __all__ = [
     "ExportService",
     "ExportSnapshot",
     "ExportView",
+    "FenceRefused",
+    "FenceResult",
     "FileView",
     "Heartbeat",
     "HeartbeatAck",
@@ -276,6 +280,8 @@ __all__ = [
     "PublicItem",
     "RankedRecord",
     "RateLimiter",
+    "RebuildFailed",
+    "RebuildResult",
     "Receipt",
     "ReceiptStatus",
     "Record",

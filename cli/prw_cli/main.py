@@ -79,6 +79,16 @@ class PrwCommands(LazyGroup):
             "Snapshot exports of a catalog (if_projection_bootstrap): build one now and print its manifest.",
         ),
         LazyCommand(
+            "product",
+            "prw_cli.commands.rebuild:product_app",
+            "The product projection: rebuild a catalog into an isolated generation and cut over (if_projection_bootstrap).",
+        ),
+        LazyCommand(
+            "epoch",
+            "prw_cli.commands.rebuild:epoch_app",
+            "History epochs: fence a restored resolver database (a NEW epoch, old workers fenced, product rebuilt).",
+        ),
+        LazyCommand(
             "items",
             "prw_cli.commands.items:app",
             "Catalog items: retire one (an operator decision; the next release removes it).",

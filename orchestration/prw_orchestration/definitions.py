@@ -6,6 +6,7 @@ from __future__ import annotations
 import dagster as dg
 
 from prw_orchestration.defs.pipeline import PIPELINE_JOBS, PIPELINE_SENSORS, STAGE_SCHEDULES
+from prw_orchestration.defs.rebuild import REBUILD_JOBS
 from prw_orchestration.defs.retention import (
     RETENTION_ASSETS,
     RETENTION_CHECKS,
@@ -26,7 +27,7 @@ def build_definitions(platform: PlatformResource | None = None) -> dg.Definition
     return dg.Definitions(
         assets=[*STATE_ASSETS, *RETENTION_ASSETS],
         asset_checks=[*STATE_CHECKS, *RETENTION_CHECKS],
-        jobs=[*PIPELINE_JOBS, platform_state_job, *RETENTION_JOBS],
+        jobs=[*PIPELINE_JOBS, platform_state_job, *RETENTION_JOBS, *REBUILD_JOBS],
         sensors=[*PIPELINE_SENSORS, *RETENTION_SENSORS],
         schedules=[*STAGE_SCHEDULES, platform_state_schedule, *RETENTION_SCHEDULES],
         resources={"platform": platform or PlatformResource()},

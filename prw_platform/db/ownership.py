@@ -109,6 +109,8 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "product.product_class_projection": "prw_platform.product.consumer.picture_projection",
         "product.progress": "prw_platform.product.progress",
         "product.projected_scope": "prw_platform.product.scopes",
+        # Product rebuilds into an isolated generation (issue 10 item 3, if_projection_bootstrap).
+        "product.rebuild": "prw_platform.product.rebuild.records",
         # The released public snapshot: written by releases.py, read by queries.py, both through this module.
         "product.public_item": "prw_platform.product.public_store",
         "product.public_listing": "prw_platform.product.public_store",

@@ -95,6 +95,15 @@ class HttpExportSource:
     def close(self) -> None:
         self._client.close()
 
+    @property
+    def client(self) -> httpx.Client:
+        """The HTTP client (base URL of the export API), shared with the rebuild's ``HttpSnapshotSource``."""
+        return self._client
+
+    def access_token(self, *, refresh: bool = False) -> str:
+        """A client-credentials token with scope exports:read (cached; ``refresh`` fetches a new one)."""
+        return self._access_token(refresh=refresh)
+
     def fetch(self, stream: StreamKey, after: int, limit: int) -> ExportedPage:
         params: dict[str, str | int] = {
             "after": after,
@@ -168,9 +177,10 @@ class HttpExportSource:
                 except httpx.HTTPError as exc:
                     raise ExportUnavailable(f"token endpoint unreachable: {exc}") from exc
                 if response.status_code != 200:
+                    code = _error_code(response)
                     raise ExportUnavailable(
                         f"token endpoint answered {response.status_code}: {response.text[:300]}",
-                        code="INVALID_CLIENT",
+                        code="UNAVAILABLE" if response.status_code >= 500 else code,
                     )
                 self._token = str(response.json()["access_token"])
             return self._token
@@ -178,7 +188,9 @@ class HttpExportSource:
 
 def _error_code(response: httpx.Response) -> str:
     try:
-        return str(response.json()["error"]["code"])
+        error = response.json()["error"]
+        # The token endpoint answers as OAuth2 does ({"error": "invalid_client"}), the API with its error body.
+        return error.upper() if isinstance(error, str) else str(error["code"])
     except (ValueError, KeyError, TypeError):
         return f"HTTP_{response.status_code}"
 

@@ -19,8 +19,11 @@ from prw_platform.db.database import REPEATABLE_READ, Connection, Database
 from prw_platform.product.consumer import inbox
 from prw_platform.product.scopes import ProjectedScope, tenant_scopes
 
-#: The live consumer's row in product.progress; a shadow catch-up (rebuild) will use its own name.
+#: The live consumer's row in product.progress; a shadow catch-up (rebuild) uses its own (``REBUILD_CONSUMER``).
 LIVE_CONSUMER: Final = "product_live"
+#: A rebuild's shadow catch-up cursor (if_accepted_change: "Shadow catch-up has a separate cursor and lease; it
+#: never advances the live cursor"). One rebuild per stream at a time (``product.rebuild``).
+REBUILD_CONSUMER: Final = "product_rebuild"
 
 #: Inbox rows read per step of ``advance``.
 _ADVANCE_PAGE: Final = 500
@@ -29,7 +32,7 @@ _ADVANCE_PAGE: Final = 500
 PROCESSED_OUTCOMES: Final = ("applied", "ignored_stale_revision")
 
 
-def lock_stream(conn: Connection, scope: ProjectedScope) -> int:
+def lock_stream(conn: Connection, scope: ProjectedScope, consumer: str = LIVE_CONSUMER) -> int:
     """Take the stream's progress row FOR UPDATE and return the contiguous position.
 
     Deliveries of one stream apply one at a time: otherwise an event parked in one transaction could miss the
@@ -38,7 +41,7 @@ def lock_stream(conn: Connection, scope: ProjectedScope) -> int:
     conn.execute(
         """INSERT INTO product.progress (tenant_id, catalog_id, history_epoch, consumer)
            VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING""",
-        (scope.tenant_id, scope.catalog_id, scope.history_epoch, LIVE_CONSUMER),
+        (scope.tenant_id, scope.catalog_id, scope.history_epoch, consumer),
     )
     position: int | None = (
         conn.cursor(row_factory=scalar_row)
@@ -46,7 +49,7 @@ def lock_stream(conn: Connection, scope: ProjectedScope) -> int:
             """SELECT contiguous_position FROM product.progress
                WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND consumer = %s
                FOR UPDATE""",
-            (scope.tenant_id, scope.catalog_id, scope.history_epoch, LIVE_CONSUMER),
+            (scope.tenant_id, scope.catalog_id, scope.history_epoch, consumer),
         )
         .fetchone()
     )
@@ -54,8 +57,10 @@ def lock_stream(conn: Connection, scope: ProjectedScope) -> int:
     return position
 
 
-def contiguous_position(db: Database, tenant_id: str, catalog_id: str, history_epoch: str) -> int:
-    """The live consumer's committed contiguous position of the stream (0 before its first delivery)."""
+def contiguous_position(
+    db: Database, tenant_id: str, catalog_id: str, history_epoch: str, consumer: str = LIVE_CONSUMER
+) -> int:
+    """The consumer's committed contiguous position of the stream (0 before its first delivery)."""
 
     def read(conn: Connection) -> int:
         position: int | None = (
@@ -63,7 +68,7 @@ def contiguous_position(db: Database, tenant_id: str, catalog_id: str, history_e
             .execute(
                 """SELECT contiguous_position FROM product.progress
                    WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND consumer = %s""",
-                (tenant_id, catalog_id, history_epoch, LIVE_CONSUMER),
+                (tenant_id, catalog_id, history_epoch, consumer),
             )
             .fetchone()
         )
@@ -72,7 +77,7 @@ def contiguous_position(db: Database, tenant_id: str, catalog_id: str, history_e
     return db.run(read, tenant_id=tenant_id, read_only=True)
 
 
-def advance(conn: Connection, scope: ProjectedScope, current: int) -> int:
+def advance(conn: Connection, scope: ProjectedScope, current: int, consumer: str = LIVE_CONSUMER) -> int:
     """Advance through every following position the inbox records as processed; stop at the first gap.
 
     Reads the inbox rows after ``current`` in position order, a bounded page at a time (``inbox.positions_after``:
@@ -93,9 +98,56 @@ def advance(conn: Connection, scope: ProjectedScope, current: int) -> int:
         conn.execute(
             """UPDATE product.progress SET contiguous_position = %s, updated_at = now()
                WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND consumer = %s""",
-            (through, scope.tenant_id, scope.catalog_id, scope.history_epoch, LIVE_CONSUMER),
+            (through, scope.tenant_id, scope.catalog_id, scope.history_epoch, consumer),
         )
     return through
+
+
+def start_cursor(conn: Connection, scope: ProjectedScope, consumer: str, position: int) -> None:
+    """Set ``consumer``'s cursor of the stream to ``position`` (a shadow load's W: its starting contiguous
+    applied position), creating the row if needed."""
+    conn.execute(
+        """INSERT INTO product.progress (tenant_id, catalog_id, history_epoch, consumer, contiguous_position)
+           VALUES (%s, %s, %s, %s, %s)
+           ON CONFLICT (tenant_id, catalog_id, history_epoch, consumer)
+           DO UPDATE SET contiguous_position = excluded.contiguous_position, updated_at = now()""",
+        (scope.tenant_id, scope.catalog_id, scope.history_epoch, consumer, position),
+    )
+
+
+def cut_over_cursor(conn: Connection, scope: ProjectedScope, position: int) -> None:
+    """if_projection_bootstrap cutover: the durable live cursor becomes H and the shadow cursor is dropped, in the
+    caller's transaction (the one that swaps the serving generation). ``reported_position`` is kept: what retention
+    control acknowledged stays acknowledged (reports are monotonic), and the live cursor never goes below it."""
+    lock_stream(conn, scope, LIVE_CONSUMER)
+    conn.execute(
+        """UPDATE product.progress SET contiguous_position = %s, updated_at = now()
+           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND consumer = %s""",
+        (position, scope.tenant_id, scope.catalog_id, scope.history_epoch, LIVE_CONSUMER),
+    )
+    drop_cursor(conn, scope, REBUILD_CONSUMER)
+
+
+def drop_cursor(conn: Connection, scope: ProjectedScope, consumer: str) -> None:
+    conn.execute(
+        """DELETE FROM product.progress
+           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND consumer = %s""",
+        (scope.tenant_id, scope.catalog_id, scope.history_epoch, consumer),
+    )
+
+
+def live_position(conn: Connection, scope: ProjectedScope) -> int:
+    """The live cursor in the caller's transaction (0 without a row)."""
+    position: int | None = (
+        conn.cursor(row_factory=scalar_row)
+        .execute(
+            """SELECT contiguous_position FROM product.progress
+               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND consumer = %s""",
+            (scope.tenant_id, scope.catalog_id, scope.history_epoch, LIVE_CONSUMER),
+        )
+        .fetchone()
+    )
+    return position or 0
 
 
 @dataclass(frozen=True, slots=True)

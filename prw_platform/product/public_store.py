@@ -255,6 +255,25 @@ def point_release(
     )
 
 
+def drop_generation(conn: Connection, scope: ProjectedScope, generation: int) -> int:
+    """Remove a generation's public snapshot (a replaced one after a rebuild's cutover, or a failed rebuild's).
+    Never the serving generation: the caller checks it under the scope lock."""
+    key = (scope.tenant_id, scope.catalog_id, generation)
+    removed = 0
+    for statement in (
+        "DELETE FROM product.public_listing WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        "DELETE FROM product.public_item WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        "DELETE FROM product.release_pointer WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        "DELETE FROM product.public_merchant_source WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        "DELETE FROM product.public_shipping_policy WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        "DELETE FROM product.public_merchant WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        "DELETE FROM product.public_item_pictures WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        "DELETE FROM product.public_class WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+    ):
+        removed += conn.execute(statement, key).rowcount
+    return removed
+
+
 # --- reads: the public API ------------------------------------------------------------------------------------
 #
 # Every public read is one statement (a consistent snapshot without a multi-statement transaction, and one round

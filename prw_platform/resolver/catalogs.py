@@ -19,9 +19,9 @@ from psycopg.rows import class_row, scalar_row
 
 from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Connection, Database, affected_rows
-from prw_platform.epochs import current_epoch, ensure_epoch
+from prw_platform.epochs import current_epoch, ensure_epoch, issue_epoch
 from prw_platform.resolver.decisions.commands import StreamRef
-from prw_platform.resolver.decisions.stream import open_cursor
+from prw_platform.resolver.decisions.stream import fence_catalog, open_cursor
 
 ReleasePolicy = Literal["automatic", "manual"]
 
@@ -94,6 +94,38 @@ def provision_catalog(
 
     opened = resolver.run(work, tenant_id=spec.tenant_id)
     return ProvisionedCatalog(stream, spec.release_policy, tuple(s.source_id for s in spec.sources), opened)
+
+
+def fence_restored_stream(
+    resolver: Database,
+    control: Database,
+    tenant_id: str,
+    catalog_id: str,
+    reason: str,
+    *,
+    clock: Clock = utc_now,
+) -> tuple[list[str], StreamRef]:
+    """if_projection_bootstrap "Fence restored history", the resolver's part: fence every cursor of the catalog
+    in this (restored) database first (old writers stop: HISTORY_EPOCH_FENCED), then issue a NEW epoch in the
+    control plane, which lives outside the restored database, then open the new epoch's cursor at position 0 with
+    its retention row and live consumer (writers resume on the new epoch). Old events are abandoned, never
+    relabeled: the outbox keeps them under their own epoch. Returns the fenced epochs and the new stream."""
+    # (Imported here: retention's errors live in the intake package, which imports this module.)
+    from prw_platform.resolver import retention
+
+    fenced = resolver.run(
+        lambda conn: fence_catalog(conn, tenant_id, catalog_id, clock()), tenant_id=tenant_id
+    )
+    epoch = issue_epoch(control, tenant_id, catalog_id, reason)
+    stream = StreamRef(tenant_id, catalog_id, epoch.epoch_id)
+
+    def open_new(conn: Connection) -> None:
+        now = clock()
+        open_cursor(conn, stream, now)
+        retention.open_stream(conn, stream, now)
+
+    resolver.run(open_new, tenant_id=tenant_id)
+    return fenced, stream
 
 
 def _provision_source(conn: Connection, spec: CatalogSpec, source: SourceSpec) -> None:

@@ -397,6 +397,23 @@ class SnapshotExports:
             return ExportView(snapshot)
         return ExportView(snapshot, self.links.issue(snapshot))
 
+    def release(self, principal: CollectorPrincipal, export_id: str) -> bool:
+        """Release the export's lease once the rebuild cut over (if_projection_bootstrap: "atomically swap the
+        serving generation and durable consumer cursor, resume after H, then release the lease"). Releasing a
+        released or expired lease is a no-op (False): the rebuild's retry after a lost answer is safe."""
+        principal.require_scope(EXPORTS_READ)
+        now = self.clock()
+
+        def work(conn: Connection) -> bool:
+            snapshot = _get(conn, export_id)
+            if snapshot is None or snapshot.catalog_id != principal.catalog_id:
+                raise NotFound(f"no export {export_id}")
+            if snapshot.lease_id is None:
+                return False
+            return retention.release_lease(conn, snapshot.lease_id, now)
+
+        return self._run(work, principal.tenant_id)
+
     def open_object(self, export_id: str, aggregate: str, token: str) -> ExportObject:
         return self.links.open(export_id, aggregate, token)
 

@@ -48,6 +48,10 @@ _KNOWN_NAMES = {
     # Seed 004 (the stage names have a hyphen, which Dagster names cannot).
     "files-sweep": DagsterNames("sweep_catalog_files", "files_sweep_job", "", "files_sweep_schedule"),
     "files-cleanup": DagsterNames("clean_up_catalog_files", "files_cleanup_job", "files_cleanup_sensor", ""),
+    # Issue 10 item 3.
+    "rebuild-cleanup": DagsterNames(
+        "clean_up_rebuild_generations", "rebuild_cleanup_job", "", "rebuild_cleanup_schedule"
+    ),
 }
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -77,16 +77,30 @@ def apply_delivery(db: Database, message: Mapping[str, Any]) -> DeliveryResult:
     return settled
 
 
-def apply_events(db: Database, events: Sequence[ProductEvent]) -> list[Settlement]:
+@dataclass(frozen=True, slots=True)
+class ShadowTarget:
+    """Where a rebuild's catch-up applies: its isolated generation (never served until cutover) and its own
+    cursor (if_accepted_change: "Shadow catch-up has a separate cursor and lease; it never advances the live
+    cursor"). Dedupe, revisions and parking are the generation's own: the same rules, separate state."""
+
+    generation: int
+    #: ``progress.REBUILD_CONSUMER`` (spelled out: progress imports this package).
+    consumer: str = "product_rebuild"
+
+
+def apply_events(
+    db: Database, events: Sequence[ProductEvent], shadow: ShadowTarget | None = None
+) -> list[Settlement]:
     """Apply the parsed events of ONE (tenant, catalog) stream in one product transaction, in the order given,
-    and commit. One settlement per event, in the same order."""
+    and commit. One settlement per event, in the same order. ``shadow``: into a rebuild's generation instead of
+    the serving one."""
     if not events:
         return []
     first = events[0].change
     if any((e.change.tenant_id, e.change.catalog_id) != (first.tenant_id, first.catalog_id) for e in events):
         raise ValueError("apply_events takes the events of one (tenant, catalog) stream")
     return db.run(
-        partial(_deliver, events=events),
+        partial(deliver_in, events=events, shadow=shadow),
         tenant_id=first.tenant_id,
         # if_db: never retry after an ambiguous commit without an idempotency check. The inbox is the key: a
         # re-run after a commit that did happen finds every event there and records them as duplicates.
@@ -148,9 +162,15 @@ def _rerun(conn: Connection) -> None:
     return None
 
 
-def _deliver(conn: Connection, events: Sequence[ProductEvent]) -> list[Settlement]:
+def deliver_in(
+    conn: Connection, events: Sequence[ProductEvent], shadow: ShadowTarget | None = None
+) -> list[Settlement]:
+    """The events of one stream, in the caller's transaction (``apply_events``; a rebuild's cutover finishes its
+    catch-up in the transaction that swaps the generation)."""
     change = events[0].change
     # if_accepted_change: scope comes from the envelope the relay stamped from the outbox row, never the payload.
+    # FOR SHARE: a rebuild's cutover holds the row FOR UPDATE, which pauses the live applier until it commits;
+    # READ COMMITTED then re-reads the row, so the applier continues in the new serving generation.
     scope = find_scope(conn, change.tenant_id, change.catalog_id, lock=True)
     if scope is None:
         return [
@@ -173,7 +193,11 @@ def _deliver(conn: Connection, events: Sequence[ProductEvent]) -> list[Settlemen
     if not current:
         return [s for s in settled if s is not None]
 
-    contiguous = progress.lock_stream(conn, scope)
+    consumer = progress.LIVE_CONSUMER
+    if shadow is not None:
+        scope = replace(scope, serving_generation=shadow.generation)
+        consumer = shadow.consumer
+    contiguous = progress.lock_stream(conn, scope, consumer)
     batch = _StreamBatch(conn, scope)
     fresh = batch.screen([events[i] for i in current])
     for index, screened in zip(current, fresh, strict=True):
@@ -185,7 +209,7 @@ def _deliver(conn: Connection, events: Sequence[ProductEvent]) -> list[Settlemen
     batch.load([event for _, event in ready])
     outcomes = {index: batch.deliver(event) for index, event in ready}
     batch.flush()
-    through = progress.advance(conn, scope, contiguous)
+    through = progress.advance(conn, scope, contiguous, consumer)
     for index, (outcome, released) in outcomes.items():
         settled[index] = DeliveryResult(events[index].event_id, outcome, released, through)
     for index in current:

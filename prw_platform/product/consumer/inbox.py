@@ -24,11 +24,12 @@ from prw_platform.product.scopes import ProjectedScope
 
 def record_old_epoch(conn: Connection, change: AcceptedChange) -> None:
     """if_projection_bootstrap: "Audit and terminally ignore old-epoch deliveries." The row is keyed by the
-    event's own epoch, so it never touches the current epoch's positions or progress."""
+    event's own epoch, so it never touches the current epoch's positions or progress; its generation is 0 (no
+    projection generation), so it is recorded once whatever generation serves and no cleanup removes it."""
     conn.execute(
-        """INSERT INTO product.inbox (tenant_id, catalog_id, history_epoch, event_id, position, aggregate_type,
-               aggregate_id, aggregate_revision, outcome, settled_at)
-           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 'ignored_old_epoch', now())
+        """INSERT INTO product.inbox (tenant_id, catalog_id, history_epoch, generation, event_id, position,
+               aggregate_type, aggregate_id, aggregate_revision, outcome, settled_at)
+           VALUES (%s, %s, %s, 0, %s, %s, %s, %s, %s, 'ignored_old_epoch', now())
            ON CONFLICT DO NOTHING""",
         (
             change.tenant_id,
@@ -69,20 +70,25 @@ def known(
     # a fast-growing inbox. ``= ANY(...)`` on the unique indexes' last column was planned as an index scan on
     # the stream's prefix with a filter (statistics said the stream had one row), reading the whole stream's
     # inbox for every batch (bench/bench_apply.py: 27 ms per probe at 10,000 rows).
-    stream = {"tenant": scope.tenant_id, "catalog": scope.catalog_id, "epoch": scope.history_epoch}
+    stream = {
+        "tenant": scope.tenant_id,
+        "catalog": scope.catalog_id,
+        "epoch": scope.history_epoch,
+        "generation": scope.serving_generation,
+    }
     cursor = conn.cursor(row_factory=class_row(_InboxKey))
     rows = cursor.execute(
         """SELECT i.event_id, i.position FROM unnest(%(ids)s::text[]) AS probe(event_id)
            CROSS JOIN LATERAL (
                SELECT event_id, position FROM product.inbox
                WHERE tenant_id = %(tenant)s AND catalog_id = %(catalog)s AND history_epoch = %(epoch)s
-                 AND event_id = probe.event_id LIMIT 1) AS i
+                 AND generation = %(generation)s AND event_id = probe.event_id LIMIT 1) AS i
            UNION
            SELECT i.event_id, i.position FROM unnest(%(positions)s::bigint[]) AS probe(position)
            CROSS JOIN LATERAL (
                SELECT event_id, position FROM product.inbox
                WHERE tenant_id = %(tenant)s AND catalog_id = %(catalog)s AND history_epoch = %(epoch)s
-                 AND position = probe.position LIMIT 1) AS i""",
+                 AND generation = %(generation)s AND position = probe.position LIMIT 1) AS i""",
         {**stream, "ids": text_array(event_ids), "positions": int_array(positions)},
     ).fetchall()
     return KnownDeliveries(frozenset(r.event_id for r in rows), {r.position: r.event_id for r in rows})
@@ -97,15 +103,16 @@ def insert_settled(
     if not deliveries:
         return
     conn.execute(
-        """INSERT INTO product.inbox (tenant_id, catalog_id, history_epoch, event_id, position, aggregate_type,
-               aggregate_id, aggregate_revision, outcome, settled_at)
-           SELECT %s, %s, %s, e, p, t, i, r, o, CASE WHEN o = 'parked' THEN NULL ELSE now() END
+        """INSERT INTO product.inbox (tenant_id, catalog_id, history_epoch, generation, event_id, position,
+               aggregate_type, aggregate_id, aggregate_revision, outcome, settled_at)
+           SELECT %s, %s, %s, %s, e, p, t, i, r, o, CASE WHEN o = 'parked' THEN NULL ELSE now() END
              FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[], %s::bigint[], %s::text[])
                   AS u(e, p, t, i, r, o)""",
         (
             scope.tenant_id,
             scope.catalog_id,
             scope.history_epoch,
+            scope.serving_generation,
             text_array(event.event_id for event, _ in deliveries),
             int_array(event.position for event, _ in deliveries),
             text_array(event.aggregate.type for event, _ in deliveries),
@@ -126,9 +133,17 @@ def settle_many(conn: Connection, scope: ProjectedScope, outcomes: Mapping[str, 
     with conn.cursor() as cur:
         cur.executemany(
             """UPDATE product.inbox SET outcome = %s, settled_at = now()
-               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND event_id = %s""",
+               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND generation = %s
+                 AND event_id = %s""",
             [
-                (outcome.value, scope.tenant_id, scope.catalog_id, scope.history_epoch, event_id)
+                (
+                    outcome.value,
+                    scope.tenant_id,
+                    scope.catalog_id,
+                    scope.history_epoch,
+                    scope.serving_generation,
+                    event_id,
+                )
                 for event_id, outcome in outcomes.items()
             ],
         )
@@ -139,7 +154,8 @@ def recorded_outcome(conn: Connection, change: AcceptedChange) -> Outcome | None
         conn.cursor(row_factory=scalar_row)
         .execute(
             """SELECT outcome FROM product.inbox
-               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND event_id = %s""",
+               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND event_id = %s
+               ORDER BY generation DESC LIMIT 1""",
             (change.tenant_id, change.catalog_id, change.history_epoch, change.event_id),
         )
         .fetchone()
@@ -154,15 +170,16 @@ def park_many(
     if not parked:
         return
     conn.execute(
-        """INSERT INTO product.parked_event (tenant_id, catalog_id, history_epoch, event_id, position,
+        """INSERT INTO product.parked_event (tenant_id, catalog_id, history_epoch, generation, event_id, position,
                waiting_for_type, waiting_for_id, waiting_for_revision, event)
-           SELECT %s, %s, %s, e, p, t, i, r, m::jsonb
+           SELECT %s, %s, %s, %s, e, p, t, i, r, m::jsonb
              FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[], %s::bigint[], %s::text[])
                   AS u(e, p, t, i, r, m)""",
         (
             scope.tenant_id,
             scope.catalog_id,
             scope.history_epoch,
+            scope.serving_generation,
             text_array(event.event_id for event, _ in parked),
             int_array(event.position for event, _ in parked),
             text_array(req.aggregate.type for _, req in parked),
@@ -210,7 +227,7 @@ def parked_waiting_for(
                  CROSS JOIN LATERAL (
                      SELECT position, waiting_for_type, waiting_for_id, waiting_for_revision, event AS message
                        FROM product.parked_event
-                      WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s
+                      WHERE tenant_id = %s AND catalog_id = %s AND generation = %s AND history_epoch = %s
                         AND waiting_for_type = probe.t AND waiting_for_id = probe.i
                         AND waiting_for_revision > probe.after AND waiting_for_revision <= probe.through
                      OFFSET 0) AS p
@@ -222,6 +239,7 @@ def parked_waiting_for(
                 int_array(through for _, _, _, through in probes),
                 scope.tenant_id,
                 scope.catalog_id,
+                scope.serving_generation,
                 scope.history_epoch,
             ),
         )
@@ -234,8 +252,15 @@ def delete_parked(conn: Connection, scope: ProjectedScope, event_ids: Sequence[s
         return
     conn.execute(
         """DELETE FROM product.parked_event
-           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND event_id = ANY(%s::text[])""",
-        (scope.tenant_id, scope.catalog_id, scope.history_epoch, text_array(event_ids)),
+           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND generation = %s
+             AND event_id = ANY(%s::text[])""",
+        (
+            scope.tenant_id,
+            scope.catalog_id,
+            scope.history_epoch,
+            scope.serving_generation,
+            text_array(event_ids),
+        ),
     )
 
 
@@ -259,9 +284,10 @@ def positions_after(conn: Connection, scope: ProjectedScope, after: int, limit: 
         conn.cursor(row_factory=class_row(SettledPosition))
         .execute(
             """SELECT position, outcome FROM product.inbox
-                WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND position > %s
+                WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND generation = %s
+                  AND position > %s
                 ORDER BY position LIMIT %s""",
-            (scope.tenant_id, scope.catalog_id, scope.history_epoch, after, limit),
+            (scope.tenant_id, scope.catalog_id, scope.history_epoch, scope.serving_generation, after, limit),
         )
         .fetchall()
     )
@@ -286,7 +312,7 @@ def stream_backlog(conn: Connection, scope: ProjectedScope) -> StreamBacklog:
         .execute(
             """SELECT (SELECT coalesce(max(i.position), 0) FROM product.inbox i
                         WHERE i.tenant_id = %(tenant)s AND i.catalog_id = %(catalog)s
-                          AND i.history_epoch = %(epoch)s) AS received_position,
+                          AND i.history_epoch = %(epoch)s AND i.generation = %(generation)s) AS received_position,
                       count(*) AS parked_count,
                       min(e.position) AS oldest_parked_position,
                       min(e.parked_at) AS oldest_parked_at,
@@ -294,8 +320,14 @@ def stream_backlog(conn: Connection, scope: ProjectedScope) -> StreamBacklog:
                         WHERE i.tenant_id = %(tenant)s AND i.catalog_id = %(catalog)s
                           AND i.outcome = 'ignored_old_epoch') AS ignored_old_epoch
                  FROM product.parked_event e
-                WHERE e.tenant_id = %(tenant)s AND e.catalog_id = %(catalog)s AND e.history_epoch = %(epoch)s""",
-            {"tenant": scope.tenant_id, "catalog": scope.catalog_id, "epoch": scope.history_epoch},
+                WHERE e.tenant_id = %(tenant)s AND e.catalog_id = %(catalog)s AND e.history_epoch = %(epoch)s
+                  AND e.generation = %(generation)s""",
+            {
+                "tenant": scope.tenant_id,
+                "catalog": scope.catalog_id,
+                "epoch": scope.history_epoch,
+                "generation": scope.serving_generation,
+            },
         )
         .fetchone()
     )
@@ -311,9 +343,59 @@ def gap_opened_at(conn: Connection, scope: ProjectedScope, contiguous: int) -> d
         conn.cursor(row_factory=scalar_row)
         .execute(
             """SELECT min(received_at) FROM product.inbox
-               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND position > %s""",
-            (scope.tenant_id, scope.catalog_id, scope.history_epoch, contiguous),
+               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND generation = %s
+                 AND position > %s""",
+            (scope.tenant_id, scope.catalog_id, scope.history_epoch, scope.serving_generation, contiguous),
         )
         .fetchone()
     )
     return opened
+
+
+def drop_generation(conn: Connection, scope: ProjectedScope, generation: int) -> int:
+    """Remove a generation's inbox and parked events. Old-epoch audit rows (generation 0) are never removed."""
+    if generation < 1:
+        raise ValueError("generation 0 holds the old-epoch audit: it is never dropped")
+    key = (scope.tenant_id, scope.catalog_id, generation)
+    removed = conn.execute(
+        "DELETE FROM product.parked_event WHERE tenant_id = %s AND catalog_id = %s AND generation = %s", key
+    ).rowcount
+    removed += conn.execute(
+        "DELETE FROM product.inbox WHERE tenant_id = %s AND catalog_id = %s AND generation = %s", key
+    ).rowcount
+    return removed
+
+
+@dataclass(frozen=True, slots=True)
+class ParkedAtOrBelow:
+    position: int
+    event_id: str
+    waiting_for_type: str
+    waiting_for_id: str
+    waiting_for_revision: int
+
+
+def parked_at_or_below(
+    conn: Connection, scope: ProjectedScope, position: int, limit: int = 5
+) -> list[ParkedAtOrBelow]:
+    """Parked events of the scope's generation at or below ``position`` (if_projection_bootstrap: "Require no
+    unresolved dependencies at/below H")."""
+    return (
+        conn.cursor(row_factory=class_row(ParkedAtOrBelow))
+        .execute(
+            """SELECT position, event_id, waiting_for_type, waiting_for_id, waiting_for_revision
+                 FROM product.parked_event
+                WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND generation = %s
+                  AND position <= %s
+                ORDER BY position LIMIT %s""",
+            (
+                scope.tenant_id,
+                scope.catalog_id,
+                scope.history_epoch,
+                scope.serving_generation,
+                position,
+                limit,
+            ),
+        )
+        .fetchall()
+    )

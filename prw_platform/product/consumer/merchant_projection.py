@@ -92,3 +92,19 @@ def record_observations(
             int_array(event.position for event, _ in observations),
         ),
     )
+
+
+def drop_generation(conn: Connection, scope: ProjectedScope, generation: int) -> int:
+    """Remove a generation's merchant facts and inventory history (see ``projection.drop_generation``)."""
+    key = (scope.tenant_id, scope.catalog_id, generation)
+    removed = 0
+    for statement in (
+        "DELETE FROM product.merchant_projection WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        """DELETE FROM product.merchant_source_projection
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s""",
+        """DELETE FROM product.shipping_policy_projection
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s""",
+        "DELETE FROM product.inventory_observation WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+    ):
+        removed += conn.execute(statement, key).rowcount
+    return removed

@@ -56,3 +56,15 @@ def upsert_picture_facts(
             [event.position for event in events],
         ),
     )
+
+
+def drop_generation(conn: Connection, scope: ProjectedScope, generation: int) -> int:
+    """Remove a generation's pictures and classes (see ``projection.drop_generation``)."""
+    key = (scope.tenant_id, scope.catalog_id, generation)
+    removed = 0
+    for statement in (
+        "DELETE FROM product.item_pictures_projection WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        "DELETE FROM product.product_class_projection WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+    ):
+        removed += conn.execute(statement, key).rowcount
+    return removed

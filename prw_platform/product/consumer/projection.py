@@ -56,7 +56,7 @@ def applied_revisions(
                FROM unnest(%s::text[], %s::text[]) AS probe(aggregate_type, aggregate_id)
                CROSS JOIN LATERAL (
                    SELECT aggregate_type, aggregate_id, revision FROM product.applied_revision
-                   WHERE tenant_id = %s AND catalog_id = %s
+                   WHERE tenant_id = %s AND catalog_id = %s AND generation = %s
                      AND aggregate_type = probe.aggregate_type AND aggregate_id = probe.aggregate_id
                    LIMIT 1) AS r""",
             (
@@ -64,6 +64,7 @@ def applied_revisions(
                 text_array(i for _, i in keys),
                 scope.tenant_id,
                 scope.catalog_id,
+                scope.serving_generation,
             ),
         )
         .fetchall()
@@ -79,14 +80,16 @@ def upsert_applied_revisions(conn: Connection, scope: ProjectedScope, rows: Sequ
     if not rows:
         return
     conn.execute(
-        """INSERT INTO product.applied_revision (tenant_id, catalog_id, aggregate_type, aggregate_id, revision,
-               position)
-           SELECT %s, %s, t, i, r, p FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[]) AS u(t, i, r, p)
-           ON CONFLICT (tenant_id, catalog_id, aggregate_type, aggregate_id) DO UPDATE
+        """INSERT INTO product.applied_revision (tenant_id, catalog_id, generation, aggregate_type, aggregate_id,
+               revision, position)
+           SELECT %s, %s, %s, t, i, r, p
+             FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[]) AS u(t, i, r, p)
+           ON CONFLICT (tenant_id, catalog_id, generation, aggregate_type, aggregate_id) DO UPDATE
               SET revision = excluded.revision, position = excluded.position, applied_at = now()""",
         (
             scope.tenant_id,
             scope.catalog_id,
+            scope.serving_generation,
             text_array(r.aggregate.type for r in rows),
             text_array(r.aggregate.id for r in rows),
             int_array(r.revision for r in rows),
@@ -171,3 +174,17 @@ def upsert_mappings(
             int_array(event.position for event, _ in mappings),
         ),
     )
+
+
+def drop_generation(conn: Connection, scope: ProjectedScope, generation: int) -> int:
+    """Remove a generation's internal projection (a replaced one after a cutover, or a failed rebuild's)."""
+    key = (scope.tenant_id, scope.catalog_id, generation)
+    removed = 0
+    for statement in (
+        "DELETE FROM product.applied_revision WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        "DELETE FROM product.item_projection WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        "DELETE FROM product.listing_projection WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        "DELETE FROM product.listing_mapping_projection WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+    ):
+        removed += conn.execute(statement, key).rowcount
+    return removed

@@ -429,9 +429,53 @@ def released_revisions(conn: Connection, tenant_id: str, catalog_id: str) -> dic
            FROM resolver.released_listing WHERE tenant_id = %s AND catalog_id = %s ORDER BY listing_id""",
         (tenant_id, catalog_id),
     ).fetchall()
+    # The merchant facts the release publishes (a rebuild republishes them in its generation).
+    merchants = conn.execute(
+        """SELECT merchant_id, revision, publication_revision FROM resolver.released_merchant
+           WHERE tenant_id = %s AND catalog_id = %s ORDER BY merchant_id""",
+        (tenant_id, catalog_id),
+    ).fetchall()
+    sources = conn.execute(
+        """SELECT source_id, revision, publication_revision FROM resolver.released_merchant_source
+           WHERE tenant_id = %s AND catalog_id = %s ORDER BY source_id""",
+        (tenant_id, catalog_id),
+    ).fetchall()
+    policies = conn.execute(
+        """SELECT merchant_id, revision, publication_revision FROM resolver.released_shipping_policy
+           WHERE tenant_id = %s AND catalog_id = %s ORDER BY merchant_id""",
+        (tenant_id, catalog_id),
+    ).fetchall()
+    # Seed 004: the item pictures and product classes it publishes (a class whose released revision is its
+    # deletion is not public: a rebuild leaves it out).
+    file_aggregates = conn.execute(
+        """SELECT aggregate_type, aggregate_id, revision, publication_revision FROM resolver.released_file_aggregate
+           WHERE tenant_id = %s AND catalog_id = %s ORDER BY aggregate_type, aggregate_id""",
+        (tenant_id, catalog_id),
+    ).fetchall()
     return {
         "release": release_id_for(catalog_id),
         "publication_revision": publication,
         "items": [dict(row) for row in items],
         "listings": [dict(row) for row in listings],
+        "merchants": [dict(row) for row in merchants],
+        "merchant_sources": [dict(row) for row in sources],
+        "shipping_policies": [dict(row) for row in policies],
+        "item_pictures": [
+            {
+                "item_id": r["aggregate_id"],
+                "revision": r["revision"],
+                "publication_revision": r["publication_revision"],
+            }
+            for r in file_aggregates
+            if r["aggregate_type"] == "item_pictures"
+        ],
+        "classes": [
+            {
+                "class_id": r["aggregate_id"],
+                "revision": r["revision"],
+                "publication_revision": r["publication_revision"],
+            }
+            for r in file_aggregates
+            if r["aggregate_type"] == "product_class"
+        ],
     }

@@ -50,6 +50,20 @@ def open_cursor(conn: Connection, stream: StreamRef, now: datetime) -> bool:
     return created == 1
 
 
+def fence_catalog(conn: Connection, tenant_id: str, catalog_id: str, now: datetime) -> list[str]:
+    """Fence every open cursor of the catalog (if_projection_bootstrap "Fence restored history": "Fence old
+    workers"): a writer still holding one of these epochs fails with HISTORY_EPOCH_FENCED from now on, whatever
+    the control plane says. The epochs fenced, in order. The new epoch's cursor opens with ``open_cursor``."""
+    with conn.cursor(row_factory=class_row(_OpenCursorRow)) as cur:
+        fenced = cur.execute(
+            """UPDATE resolver.stream_cursor SET fenced_at = %s
+               WHERE tenant_id = %s AND catalog_id = %s AND fenced_at IS NULL
+               RETURNING history_epoch, committed_position""",
+            (now, tenant_id, catalog_id),
+        ).fetchall()
+    return sorted(row.history_epoch for row in fenced)
+
+
 def lock_cursor(conn: Connection, stream: StreamRef) -> LockedCursor:
     """AW-01: lock the cursor row BEFORE changing exported state. A second writer of the stream waits here until
     this transaction ends, so commits of one stream happen in position order."""

@@ -142,3 +142,8 @@ def test_bench_replay_smoke_replays_real_pages_beside_fresh_resolution(pg_admin_
 def test_bench_pruner_smoke_runs_on_the_test_server(pg_admin_url: str) -> None:
     output = run_bench("bench_pruner.py", "--database-url", pg_admin_url)
     assert_lines(output, rf"^prune [\d,]+ rows\s+[\d,]+\s+[\d,]+\s+{RATIO}$")
+
+
+def test_bench_rebuild_smoke_runs_on_the_test_server(pg_admin_url: str) -> None:
+    output = run_bench("bench_rebuild.py", "--database-url", pg_admin_url)
+    assert_lines(output, rf"^rebuild/COPY rows/s ratio: {RATIO}$", r"^generation 1 -> 2, loaded 1000 rows$")

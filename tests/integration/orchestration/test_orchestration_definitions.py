@@ -40,6 +40,9 @@ def test_the_whole_definitions_load() -> None:
         "progress_job",
         "prune_job",
         "exports_job",
+        "rebuild_cleanup_job",
+        "product_rebuild",
+        "epoch_fence",
     }
     assert {s.name for s in repository.sensor_defs} == {
         "resolution_jobs_sensor",
@@ -59,6 +62,7 @@ def test_the_whole_definitions_load() -> None:
         "files_sweep_schedule",
         "platform_state_schedule",
         "prune_schedule",
+        "rebuild_cleanup_schedule",
     }
     checks = {key.name for key in repository.asset_graph.asset_check_keys}
     assert checks == {

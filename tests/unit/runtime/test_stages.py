@@ -24,6 +24,7 @@ from prw_platform.pipeline import (
     NORMALIZE,
     PROGRESS,
     PRUNE,
+    REBUILD_CLEANUP,
     RELAY,
     REPLAY,
     RESOLUTION,
@@ -98,6 +99,7 @@ def test_the_platform_registers_the_pipeline_stages_in_order_and_the_sweeper_bes
         PROGRESS,
         PRUNE,
         EXPORTS,
+        REBUILD_CLEANUP,
         REPLAY,
         ASSIST,
         SWEEPER,
@@ -121,6 +123,7 @@ def test_the_platform_registers_the_pipeline_stages_in_order_and_the_sweeper_bes
     # Issue 10: the pruner runs on its schedule, exports when one is requested; neither is part of the pipeline.
     assert registry[PRUNE].cron is not None
     assert registry[EXPORTS].cron is None
+    assert registry[REBUILD_CLEANUP].cron is not None
     assert all(s.cron is None for s in registry if s.pipeline)
 
 

@@ -1,7 +1,7 @@
 """Snapshot exports for the product principal (issue 10 item 2; if_projection_bootstrap): POST
 /v1/exports/snapshots (Idempotency-Key -> the same export_id; 202 pending), GET /v1/exports/snapshots/{id} (202
 pending, then 200 with the ready manifest and signed object links), the signed object itself, and the lease
-renewal a rebuild calls throughout export, load and catch-up. Scope exports:read; tenant and catalog from the
+renewal a rebuild calls throughout export, load and catch-up, and its release after the cutover. Scope exports:read; tenant and catalog from the
 token (a supplied one is only checked: 403 TENANT_SCOPE_DENIED)."""
 
 from __future__ import annotations
@@ -120,6 +120,23 @@ def renew_lease(
     """Renew the export's rebuild lease; 410 EXPORT_EXPIRED once it expired (it is never revived)."""
     lease = _service(request).renew(principal, export_id)
     return ExportLeaseBody(lease_id=lease.lease_id, pinned_at=lease.pinned_at, expires_at=lease.expires_at)
+
+
+@router.delete(
+    "/v1/exports/snapshots/{export_id}/lease",
+    operation_id="releaseExportLease",
+    name="releaseExportLease",
+    status_code=204,
+    response_class=Response,
+    responses={status: {"model": ErrorBody} for status in (401, 403, 404, 503)},
+)
+def release_lease(
+    principal: CollectorDep, request: Request, export_id: Annotated[str, EXPORT_ID]
+) -> Response:
+    """Release the export's rebuild lease after the cutover (idempotent: 204 also when already released or
+    expired). The retained tail after W is no longer pinned."""
+    _service(request).release(principal, export_id)
+    return Response(status_code=204)
 
 
 @router.get(

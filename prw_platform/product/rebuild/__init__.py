@@ -1,0 +1,14 @@
+"""Product rebuild into an isolated generation (issue 10 item 3; seed 003 if_projection_bootstrap): see
+``service``."""
+
+from prw_platform.product.rebuild.client import HttpSnapshotSource, RebuildRefused, SnapshotSource
+from prw_platform.product.rebuild.service import ProductRebuild, RebuildFailed, RebuildResult
+
+__all__ = [
+    "HttpSnapshotSource",
+    "ProductRebuild",
+    "RebuildFailed",
+    "RebuildRefused",
+    "RebuildResult",
+    "SnapshotSource",
+]

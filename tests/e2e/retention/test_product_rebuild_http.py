@@ -1,0 +1,609 @@
+"""Product rebuild into an isolated generation (issue 10 item 3; seed 003 if_projection_bootstrap "Load shadow",
+"Retrieve retained events", "Catch up and cut over") on real parts: decisions (AW-01), the relay (AW-03), the
+live product consumer (AW-04), the ``exports`` stage, the intake origin on loopback serving the export API to a
+product principal with exports:read, and the product origin answering public reads throughout.
+
+The product side's error rows of the seed's table: 202 pending (polled), 401 CREDENTIAL_REVOKED, 403
+TENANT_SCOPE_DENIED and 410 EXPORT_EXPIRED (the rebuild fails clearly, nothing swapped), 503 UNAVAILABLE
+(retried, with backoff); and the rebuild's own: an unresolved dependency at or below H, a target outside [W, head].
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from prw_api import compose
+from prw_api.server import BackgroundServer
+from prw_platform.auth import TokenSettings
+from prw_platform.bootstrap import Platform, bootstrap
+from prw_platform.config import Settings
+from prw_platform.product import progress
+from prw_platform.product.consumer.apply import ShadowTarget, apply_events
+from prw_platform.product.events import parse_delivery
+from prw_platform.product.gaps import HttpExportSource, StreamKey
+from prw_platform.product.rebuild import HttpSnapshotSource, ProductRebuild, RebuildFailed
+from prw_platform.product.scopes import find_scope, project_catalog
+from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec
+from prw_platform.resolver.files.sources import UploadSource
+from prw_platform.runtime import Budget, run_stage
+from prw_platform.services import PRODUCT_SCOPES, ClientSpec, ProvisionedClient
+from tests.e2e.product.decisions import create_and_map
+from tests.integration.files.conftest import png
+
+TENANT = "ten_rbd"
+LEASE_TTL = 600
+
+
+@dataclass
+class MovableClock:
+    now: datetime
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@dataclass
+class Stream:
+    """One catalog of the deployment, provisioned and projected, with its product principal."""
+
+    deployment: Deployment
+    catalog_id: str
+    source_id: str
+    client: ProvisionedClient
+    epoch: str
+    made: int = 0
+
+    @property
+    def key(self) -> StreamKey:
+        return StreamKey(TENANT, self.catalog_id, self.epoch)
+
+    def decide(self, count: int) -> None:
+        for _ in range(count):
+            self.made += 1
+            self.deployment.platform.decisions.decide(
+                create_and_map(self.catalog_id, self.source_id, self.catalog_id, self.made),
+                TENANT,
+                self.catalog_id,
+            )
+
+    def deliver_live(self) -> None:
+        """Relay the outbox and let the live consumer apply what arrived."""
+        run_stage(self.deployment.platform, "relay", Budget(batches=20))
+        run_stage(self.deployment.platform, "apply", Budget(batches=20))
+
+    def source(self, **kwargs: Any) -> HttpSnapshotSource:
+        export = HttpExportSource(self.deployment.url, self.client.client_id, self.client.client_secret)
+        self.deployment.closers.append(export.close)
+        return HttpSnapshotSource(export, backoff=lambda attempt: 0.0, **kwargs)
+
+    def rebuild(self, source: HttpSnapshotSource | None = None, **kwargs: Any) -> ProductRebuild:
+        """The rebuild service; its poll waits by running the resolver's ``exports`` stage (no sleeping)."""
+        chosen = source or self.source()
+        export = HttpExportSource(self.deployment.url, self.client.client_id, self.client.client_secret)
+        self.deployment.closers.append(export.close)
+        defaults: dict[str, Any] = {
+            "source_factory": lambda: chosen,
+            "gap_source_factory": lambda: export,
+            "sleep": lambda seconds: run_stage(self.deployment.platform, "exports"),
+            "renew_every_seconds": 0.0,
+        }
+        return ProductRebuild(self.deployment.platform.product_db, **{**defaults, **kwargs})
+
+    def scope_generation(self) -> int:
+        db = self.deployment.platform.product_db
+        scope = db.run(lambda conn: find_scope(conn, TENANT, self.catalog_id), tenant_id=TENANT)
+        assert scope is not None
+        return scope.serving_generation
+
+    def live_position(self) -> int:
+        return progress.contiguous_position(
+            self.deployment.platform.product_db, TENANT, self.catalog_id, self.epoch
+        )
+
+
+@dataclass
+class Deployment:
+    platform: Platform
+    clock: MovableClock
+    url: str
+    closers: list[Callable[[], None]] = field(default_factory=list)
+    catalogs: int = 0
+
+    def stream(self) -> Stream:
+        self.catalogs += 1
+        catalog, source = f"cat_rbd_{self.catalogs}", f"src_rbd_{self.catalogs}"
+        provisioned = self.platform.catalogs.provision(
+            CatalogSpec(TENANT, catalog, "Rebuild", "automatic", (SourceSpec(source, "Rebuild web"),))
+        )
+        project_catalog(self.platform.product_db, TENANT, catalog, provisioned.stream.history_epoch)
+        client = self.platform.clients.create(
+            ClientSpec(TENANT, catalog, "product", "product_live", (), PRODUCT_SCOPES)
+        )
+        return Stream(self, catalog, source, client, provisioned.stream.history_epoch)
+
+
+@pytest.fixture
+def deployment(deployment_settings: Settings) -> Iterator[Deployment]:
+    clock = MovableClock(datetime.now(UTC))
+    settings_ = deployment_settings.model_copy(
+        update={
+            "retention_age_seconds": 3600,
+            "retention_lease_ttl_seconds": LEASE_TTL,
+            "rebuild_cleanup_after_seconds": 0,
+        }
+    )
+    tokens = TokenSettings(ttl_seconds=86_400, leeway_seconds=86_400)
+    with (
+        bootstrap(settings_, clock=clock, token_settings=tokens) as platform,
+        BackgroundServer(compose.intake_app(platform)) as intake,
+    ):
+        built = Deployment(platform, clock, intake.url)
+        try:
+            yield built
+        finally:
+            for close in built.closers:
+                close()
+
+
+# --- comparing a generation with the serial application of the stream ------------------------------------------
+
+_COMPARED = {
+    "item_projection": "item_id, revision, status, fields",
+    "listing_projection": "listing_id, revision, fields",
+    "listing_mapping_projection": "listing_id, item_id, revision",
+    "applied_revision": "aggregate_type, aggregate_id, revision",
+    "public_item": "item_id, published_revision, publication_revision, fields",
+    "public_listing": "listing_id, item_id, mapping_revision, listing_revision, publication_revision, fields",
+    "release_pointer": "release_id, publication_revision",
+}
+
+
+def generation_state(
+    platform: Platform, catalog_id: str, generation: int
+) -> dict[str, list[tuple[Any, ...]]]:
+    state = {}
+    with psycopg.connect(platform.urls.main) as conn:
+        for table, columns in _COMPARED.items():
+            rows = conn.execute(
+                f"SELECT {columns} FROM product.{table} WHERE tenant_id = %s AND catalog_id = %s "  # noqa: S608
+                f"AND generation = %s ORDER BY 1, 2",
+                (TENANT, catalog_id, generation),
+            ).fetchall()
+            state[table] = rows
+    return state
+
+
+def serial_application(
+    stream: Stream, through: int, generation: int = 99
+) -> dict[str, list[tuple[Any, ...]]]:
+    """INV-08's reference: positions 1..H applied one at a time, in order, into a generation of its own."""
+    export = HttpExportSource(stream.deployment.url, stream.client.client_id, stream.client.client_secret)
+    try:
+        after = 0
+        while after < through:
+            page = export.fetch(stream.key, after, 1000)
+            for message in page.events:
+                if message["sequence"] > through:
+                    break
+                apply_events(
+                    stream.deployment.platform.product_db,
+                    [parse_delivery(message)],
+                    ShadowTarget(generation, consumer="serial_reference"),
+                )
+                after = message["sequence"]
+            else:
+                continue
+            break
+    finally:
+        export.close()
+    return generation_state(stream.deployment.platform, stream.catalog_id, generation)
+
+
+def assert_same_state(
+    rebuilt: dict[str, list[tuple[Any, ...]]], serial: dict[str, list[tuple[Any, ...]]]
+) -> None:
+    for table in _COMPARED:
+        only_rebuilt = [r for r in rebuilt[table] if r not in serial[table]]
+        only_serial = [r for r in serial[table] if r not in rebuilt[table]]
+        assert (only_rebuilt, only_serial) == ([], []), table
+
+
+# --- the happy path --------------------------------------------------------------------------------------------
+
+
+def test_rebuild_loads_the_export_catches_up_the_tail_and_cuts_over_atomically(
+    deployment: Deployment,
+) -> None:
+    stream = deployment.stream()
+    stream.decide(3)
+    stream.deliver_live()
+    polled: list[str] = []
+    phases: list[str] = []
+
+    def pending_then_more_writes(seconds: float) -> None:
+        # 202 pending: the rebuild polls; meanwhile the export gets built and the catalog moves on (the tail).
+        polled.append("pending")
+        run_stage(deployment.platform, "exports")
+        stream.decide(2)
+
+    rebuild = stream.rebuild(sleep=pending_then_more_writes)
+    result = rebuild.run(
+        TENANT, stream.catalog_id, on_progress=lambda phase, done, total: phases.append(phase)
+    )
+
+    assert polled == ["pending"]
+    assert (result.previous_generation, result.generation) == (1, 2)
+    assert result.start_position == 12  # 3 decisions x (item, listing, mapping, release)
+    assert result.target_position == 20
+    assert result.caught_up == 8
+    assert {"export", "load", "catch_up", "cutover"} <= set(phases)
+    assert stream.scope_generation() == 2
+    assert stream.live_position() == 20
+    assert_same_state(
+        generation_state(deployment.platform, stream.catalog_id, 2), serial_application(stream, 20)
+    )
+    # The lease was released after the cutover: it pins nothing any more.
+    status = next(s for s in deployment.platform.retention_status() if s.catalog_id == stream.catalog_id)
+    assert status.leases == ()
+    # Live deliveries of the tail now come as duplicates of what the shadow applied; later ones apply.
+    stream.decide(1)
+    stream.deliver_live()
+    assert stream.live_position() == 24
+    # The replaced generation is dropped later, by the cleanup (here: as soon as the platform clock passed it).
+    deployment.clock.now = datetime.now(UTC) + timedelta(seconds=1)
+    assert run_stage(deployment.platform, "rebuild-cleanup").counts == {"generations_dropped": 1}
+    assert generation_state(deployment.platform, stream.catalog_id, 1)["item_projection"] == []
+
+
+def test_public_reads_during_a_rebuild_each_come_from_one_generation_and_one_release(
+    deployment: Deployment, deployment_settings: Settings
+) -> None:
+    stream = deployment.stream()
+    stream.decide(4)
+    stream.deliver_live()
+    seen: list[tuple[int, str, frozenset[str], frozenset[int]]] = []
+    failures: list[str] = []
+    stop = threading.Event()
+    product_settings = deployment_settings.model_copy(
+        update={"product_tenant_id": TENANT, "product_catalog_id": stream.catalog_id}
+    )
+    with (
+        bootstrap(product_settings) as reader,
+        BackgroundServer(compose.product_app(reader)) as product,
+    ):
+
+        def read_continuously() -> None:
+            with httpx.Client(base_url=product.url, timeout=30) as http:
+                while not stop.is_set():
+                    response = http.get("/v1/items", params={"limit": 100})
+                    if response.status_code != 200:
+                        failures.append(f"{response.status_code} {response.text[:200]}")
+                        continue
+                    body = response.json()
+                    items = body["items"]
+                    seen.append(
+                        (
+                            len(seen),
+                            response.headers["ETag"],
+                            frozenset(i["item"] for i in items),
+                            frozenset(i["publication_revision"] for i in items),
+                        )
+                    )
+
+        reader_thread = threading.Thread(target=read_continuously)
+        reader_thread.start()
+        try:
+
+            def writes_while_loading(phase: str, done: int, total: int | None) -> None:
+                if phase == "load":
+                    stream.decide(1)
+
+            stream.rebuild().run(TENANT, stream.catalog_id, on_progress=writes_while_loading)
+            stream.deliver_live()
+            deadline = len(seen) + 5
+            while len(seen) < deadline and not failures and reader_thread.is_alive():
+                threading.Event().wait(0.05)
+        finally:
+            stop.set()
+            reader_thread.join()
+    assert failures == []
+    etags = {etag for _, etag, _, _ in seen}
+    assert {e[:3] for e in etags} == {'"g1', '"g2'}, etags
+    # One generation and one release per response: the same ETag always lists the same items, each of them
+    # published by a release no later than the one the ETag names.
+    by_etag: dict[str, set[frozenset[str]]] = {}
+    for _, etag, items, revisions in seen:
+        by_etag.setdefault(etag, set()).add(items)
+        release = int(etag.strip('"').split("r")[1])
+        assert all(r <= release for r in revisions)
+    assert all(len(listings) == 1 for listings in by_etag.values()), by_etag
+
+
+# --- the property: a rebuild under continuous writes equals the serial application through H ----------------------
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    before=st.integers(min_value=0, max_value=3),
+    during=st.lists(st.integers(min_value=0, max_value=2), min_size=1, max_size=4),
+    live_during=st.booleans(),
+)
+def test_property_a_rebuild_under_continuous_writes_equals_the_serial_application_through_h(
+    deployment: Deployment, before: int, during: list[int], live_during: bool
+) -> None:
+    stream = deployment.stream()
+    stream.decide(before)
+    stream.deliver_live()
+    writes = iter(during)
+
+    def continuous_writes(phase: str, done: int, total: int | None) -> None:
+        if phase == "cutover":
+            return  # reported after the cutover committed: the assertions below are about that moment
+        stream.decide(next(writes, 0))
+        if live_during:
+            stream.deliver_live()  # the live applier moves on, possibly past the H the rebuild chose
+
+    result = stream.rebuild().run(TENANT, stream.catalog_id, on_progress=continuous_writes)
+
+    assert stream.live_position() == result.target_position
+    assert result.target_position >= result.start_position
+    assert_same_state(
+        generation_state(deployment.platform, stream.catalog_id, result.generation),
+        serial_application(stream, result.target_position),
+    )
+
+
+# --- error rows (if_projection_bootstrap) and the rebuild's own refusals ----------------------------------------------
+
+
+def assert_nothing_swapped(stream: Stream, failed: pytest.ExceptionInfo[RebuildFailed], code: str) -> None:
+    assert failed.value.code == code, failed.value
+    assert stream.scope_generation() == 1
+    status = next(
+        s for s in stream.deployment.platform.retention_status() if s.catalog_id == stream.catalog_id
+    )
+    assert status.leases == ()  # released (or never taken)
+
+
+def test_401_credential_revoked_fails_the_rebuild_and_swaps_nothing(deployment: Deployment) -> None:
+    stream = deployment.stream()
+    stream.decide(1)
+
+    def revoked_while_pending(seconds: float) -> None:
+        run_stage(deployment.platform, "exports")
+        deployment.platform.clients.revoke(TENANT, stream.client.client_id)
+
+    with pytest.raises(RebuildFailed) as failed:
+        stream.rebuild(sleep=revoked_while_pending).run(TENANT, stream.catalog_id)
+    # The token issued before the revocation is refused (do not retry), and a fresh one is not issued.
+    assert failed.value.code == "CREDENTIAL_REVOKED", failed.value
+    assert stream.scope_generation() == 1
+
+
+def test_403_tenant_scope_denied_fails_the_rebuild_and_swaps_nothing(deployment: Deployment) -> None:
+    stream, other = deployment.stream(), deployment.stream()
+    stream.decide(1)
+    # The product principal of another catalog asks for this catalog's export.
+    with pytest.raises(RebuildFailed) as failed:
+        stream.rebuild(source=other.source()).run(TENANT, stream.catalog_id)
+    assert_nothing_swapped(stream, failed, "TENANT_SCOPE_DENIED")
+
+
+def test_410_export_expired_fails_the_rebuild_and_swaps_nothing(deployment: Deployment) -> None:
+    stream = deployment.stream()
+    stream.decide(2)
+
+    def export_then_let_the_lease_expire(seconds: float) -> None:
+        run_stage(deployment.platform, "exports")
+        deployment.clock.now += timedelta(seconds=LEASE_TTL + 1)
+
+    with pytest.raises(RebuildFailed) as failed:
+        stream.rebuild(sleep=export_then_let_the_lease_expire).run(TENANT, stream.catalog_id)
+    assert failed.value.code == "EXPORT_EXPIRED"
+    assert stream.scope_generation() == 1
+
+
+class _FlakyProxy(BaseHTTPRequestHandler):
+    """A loopback stand-in for a load balancer in front of the export API: the first ``failures`` requests get
+    503 UNAVAILABLE, the rest are forwarded."""
+
+    upstream = ""
+    failures = 0
+    seen = 0
+
+    def _handle(self) -> None:
+        cls = type(self)
+        cls.seen += 1
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if cls.seen <= cls.failures:
+            payload = b'{"error": {"code": "UNAVAILABLE", "message": "try later", "retryable": true}}'
+            self.send_response(503)
+        else:
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
+            answer = httpx.request(
+                self.command, cls.upstream + self.path, headers=headers, content=body, timeout=30
+            )
+            payload = answer.content
+            self.send_response(answer.status_code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST = do_DELETE = _handle
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+@pytest.mark.parametrize(("failures", "code"), [(3, None), (50, "UNAVAILABLE")])
+def test_503_unavailable_is_retried_with_backoff_then_gives_up_clearly(
+    deployment: Deployment, failures: int, code: str | None
+) -> None:
+    stream = deployment.stream()
+    stream.decide(1)
+    stream.deliver_live()
+    handler = type("Proxy", (_FlakyProxy,), {"upstream": deployment.url, "failures": failures, "seen": 0})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    waits: list[int] = []
+    try:
+        export = HttpExportSource(
+            f"http://127.0.0.1:{server.server_address[1]}",
+            stream.client.client_id,
+            stream.client.client_secret,
+        )
+        deployment.closers.append(export.close)
+        source = HttpSnapshotSource(export, backoff=lambda attempt: waits.append(attempt) or 0.0)
+        rebuild = stream.rebuild(source=source)
+        if code is None:
+            result = rebuild.run(TENANT, stream.catalog_id)
+            assert stream.scope_generation() == result.generation == 2
+            assert waits[:3] == [1, 2, 3]
+        else:
+            with pytest.raises(RebuildFailed) as failed:
+                rebuild.run(TENANT, stream.catalog_id)
+            assert failed.value.code == code
+            assert waits == [1, 2, 3, 4, 5, 6, 7]  # 8 attempts, 7 waits between them
+            assert stream.scope_generation() == 1
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_unresolved_dependency_at_or_below_h_fails_the_rebuild_and_swaps_nothing(
+    deployment: Deployment,
+) -> None:
+    stream = deployment.stream()
+    stream.decide(1)
+    stream.deliver_live()
+    # An export without the release: the tail's next release waits for the one the shadow never got.
+    with httpx.Client(base_url=deployment.url) as http:
+        token = http.post(
+            "/v1/oauth/token",
+            data={
+                "grant_type": "client_credentials",
+                "client_id": stream.client.client_id,
+                "client_secret": stream.client.client_secret,
+            },
+        ).json()["access_token"]
+        export_id = http.post(
+            "/v1/exports/snapshots",
+            json={"aggregates": ["catalog_item", "listing", "listing_mapping"]},
+            headers={"Authorization": f"Bearer {token}", "Idempotency-Key": "no-listings"},
+        ).json()["export_id"]
+    run_stage(deployment.platform, "exports")
+    stream.decide(1)
+    with pytest.raises(RebuildFailed) as failed:
+        stream.rebuild().run(TENANT, stream.catalog_id, export_id=export_id)
+    assert_nothing_swapped(stream, failed, "UNRESOLVED_DEPENDENCY")
+    assert "waits for release" in str(failed.value)
+
+
+def test_a_target_outside_w_and_the_head_is_refused(deployment: Deployment) -> None:
+    stream = deployment.stream()
+    stream.decide(1)
+    with pytest.raises(RebuildFailed) as failed:
+        stream.rebuild().run(TENANT, stream.catalog_id, target=999)
+    assert_nothing_swapped(stream, failed, "TARGET_INVALID")
+
+
+def test_the_lease_is_renewed_throughout_load_and_catch_up(deployment: Deployment) -> None:
+    """if_projection_bootstrap: "Renew the lease throughout export/load/catch-up". Each step of the rebuild takes
+    most of the lease's time to live here; without the renewals the tail would answer 410 EXPORT_EXPIRED."""
+    stream = deployment.stream()
+    stream.decide(2)
+    stream.deliver_live()
+    steps = 0
+
+    def slow_steps(phase: str, done: int, total: int | None) -> None:
+        nonlocal steps
+        steps += 1
+        deployment.clock.now += timedelta(seconds=LEASE_TTL - 60)
+        stream.decide(1)
+
+    result = stream.rebuild().run(TENANT, stream.catalog_id, on_progress=slow_steps)
+    assert steps >= 3
+    assert stream.scope_generation() == result.generation == 2
+    assert result.target_position > result.start_position
+    # Resumed after H: what was committed meanwhile came from the retained tail right after the cutover.
+    assert stream.live_position() == stream.made * 4
+
+
+# --- seed 004: released pictures and classes survive a rebuild ------------------------------------------------
+
+_PICTURE_TABLES = {
+    "item_pictures_projection": "item_id, revision, deleted, fields",
+    "product_class_projection": "class_id, revision, deleted, fields",
+    "public_item_pictures": "item_id, published_revision, publication_revision, fields",
+    "public_class": "class_id, published_revision, publication_revision, fields",
+}
+
+
+def _picture_state(platform: Platform, catalog_id: str, generation: int) -> dict[str, list[tuple[Any, ...]]]:
+    with psycopg.connect(platform.urls.main) as conn:
+        return {
+            table: conn.execute(
+                f"SELECT {columns} FROM product.{table} WHERE tenant_id = %s AND catalog_id = %s "  # noqa: S608
+                "AND generation = %s ORDER BY 1",
+                (TENANT, catalog_id, generation),
+            ).fetchall()
+            for table, columns in _PICTURE_TABLES.items()
+        }
+
+
+def test_a_rebuild_keeps_the_released_item_pictures_and_classes_and_leaves_a_deleted_class_out(
+    deployment: Deployment,
+) -> None:
+    stream = deployment.stream()
+    stream.decide(2)
+    stream.deliver_live()
+    files, actor = deployment.platform.catalog_files, "operator:ada"
+    with psycopg.connect(deployment.platform.urls.main) as conn:
+        first, second = (
+            row[0]
+            for row in conn.execute(
+                "SELECT item_id FROM resolver.catalog_item WHERE catalog_id = %s ORDER BY item_id",
+                (stream.catalog_id,),
+            ).fetchall()
+        )
+    files.save_item_pictures(TENANT, first, UploadSource(png()), [UploadSource(png())], actor=actor)
+    files.create_class(
+        TENANT,
+        stream.catalog_id,
+        "cls_kept",
+        "Kept",
+        picture=UploadSource(png()),
+        members=[first],
+        actor=actor,
+    )
+    files.create_class(
+        TENANT, stream.catalog_id, "cls_gone", "Gone", picture=None, members=[second], actor=actor
+    )
+    files.delete_class(TENANT, "cls_gone", actor=actor)
+    stream.deliver_live()
+    live = _picture_state(deployment.platform, stream.catalog_id, 1)
+    assert [row[0] for row in live["public_class"]] == ["cls_kept"]  # the catalog releases automatically
+    assert len(live["public_item_pictures"]) == 1
+
+    result = stream.rebuild().run(TENANT, stream.catalog_id)
+
+    assert result.generation == 2
+    rebuilt = _picture_state(deployment.platform, stream.catalog_id, 2)
+    assert rebuilt["public_item_pictures"] == live["public_item_pictures"]
+    assert rebuilt["public_class"] == live["public_class"]
+    assert rebuilt["item_pictures_projection"] == live["item_pictures_projection"]
+    assert rebuilt["product_class_projection"] == live["product_class_projection"]

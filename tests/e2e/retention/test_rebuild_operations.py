@@ -1,0 +1,142 @@
+"""Product rebuild and epoch fencing as operations (issue 10 item 5 parts): the Dagster ``product_rebuild`` job an
+operator launches with config (progress in its logs, a ``product_projection`` materialization), the ``epoch_fence``
+job that refuses to run without explicit config, and the same operations as ``prw product rebuild`` and
+``prw epoch fence``. Real PostgreSQL, the intake origin on loopback serving the export API, the platform from the
+``PRW_*`` environment; the resolver's ``exports`` stage runs beside them as its worker would."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import dagster as dg
+import pytest
+from typer.testing import CliRunner
+
+from prw_api import compose
+from prw_api.server import BackgroundServer
+from prw_cli.main import app as prw
+from prw_orchestration.defs.rebuild import epoch_fence, product_rebuild
+from prw_orchestration.resources import PlatformResource
+from prw_platform.bootstrap import Platform, bootstrap
+from prw_platform.config import Settings
+from prw_platform.epochs import current_epoch
+from prw_platform.product.scopes import find_scope, project_catalog
+from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec
+from prw_platform.runtime import Budget, run_stage
+from prw_platform.services import PRODUCT_SCOPES, ClientSpec
+from tests.e2e.product.decisions import create_and_map
+
+TENANT, CATALOG, SOURCE = "ten_rbo", "cat_rbo", "src_rbo_web"
+
+
+@pytest.fixture
+def platform(deployment_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Platform]:
+    with bootstrap(Settings()) as built:
+        provisioned = built.catalogs.provision(
+            CatalogSpec(TENANT, CATALOG, "Ops", "automatic", (SourceSpec(SOURCE, "Ops web"),))
+        )
+        project_catalog(built.product_db, TENANT, CATALOG, provisioned.stream.history_epoch)
+        for n in range(1, 3):
+            built.decisions.decide(create_and_map(CATALOG, SOURCE, "rbo", n), TENANT, CATALOG)
+        run_stage(built, "relay", Budget(batches=5))
+        run_stage(built, "apply", Budget(batches=5))
+        client = built.clients.create(
+            ClientSpec(TENANT, CATALOG, "product", "product_live", (), PRODUCT_SCOPES)
+        )
+        stop = threading.Event()
+
+        def exports_worker() -> None:  # the resolver's ``exports`` stage, as ``prw worker`` runs it
+            while not stop.wait(0.1):
+                run_stage(built, "exports")
+
+        worker = threading.Thread(target=exports_worker)
+        with BackgroundServer(compose.intake_app(built)) as intake:
+            monkeypatch.setenv("PRW_EXPORTS_URL", intake.url)
+            monkeypatch.setenv("PRW_EXPORTS_CLIENT_ID", client.client_id)
+            monkeypatch.setenv("PRW_EXPORTS_CLIENT_SECRET", client.client_secret)
+            worker.start()
+            try:
+                yield built
+            finally:
+                stop.set()
+                worker.join()
+
+
+def serving_generation(platform: Platform) -> int:
+    scope = platform.product_db.run(lambda conn: find_scope(conn, TENANT, CATALOG), tenant_id=TENANT)
+    assert scope is not None
+    return scope.serving_generation
+
+
+def test_product_rebuild_job_takes_its_config_logs_progress_and_records_the_projection(
+    platform: Platform,
+) -> None:
+    with dg.instance_for_test() as instance:
+        result = product_rebuild.execute_in_process(
+            run_config={
+                "ops": {"rebuild_product_projection": {"config": {"tenant": TENANT, "catalog": CATALOG}}}
+            },
+            resources={"platform": PlatformResource()},
+            instance=instance,
+        )
+        logged = [entry.user_message for entry in instance.all_logs(result.run_id)]
+    assert result.success
+    (event,) = result.get_asset_materialization_events()
+    metadata = {k: v.value for k, v in event.materialization.metadata.items()}
+    assert (metadata["generation"], metadata["cutover_position_h"]) == (2, 8)
+    for phase in ("export: 0", "load: 6 / 6", "cutover: 8 / 8", "cut over to generation 2 at position 8"):
+        assert phase in logged, logged
+    assert serving_generation(platform) == 2
+
+
+def test_epoch_fence_job_refuses_without_explicit_config_and_changes_nothing(platform: Platform) -> None:
+    before = current_epoch(platform.control_db, TENANT, CATALOG)
+    with pytest.raises(dg.DagsterInvalidConfigError):
+        epoch_fence.execute_in_process(resources={"platform": PlatformResource()})
+    wrong = epoch_fence.execute_in_process(
+        run_config={
+            "ops": {
+                "fence_history_epoch": {"config": {"tenant": TENANT, "catalog": CATALOG, "confirm": "yes"}}
+            }
+        },
+        resources={"platform": PlatformResource()},
+        raise_on_error=False,
+    )
+    assert not wrong.success
+    assert current_epoch(platform.control_db, TENANT, CATALOG) == before
+    assert serving_generation(platform) == 1
+
+
+def test_epoch_fence_job_with_its_confirmation_issues_a_new_epoch_and_rebuilds(platform: Platform) -> None:
+    before = current_epoch(platform.control_db, TENANT, CATALOG)
+    assert before is not None
+    result = epoch_fence.execute_in_process(
+        run_config={
+            "ops": {
+                "fence_history_epoch": {
+                    "config": {"tenant": TENANT, "catalog": CATALOG, "confirm": f"fence {TENANT}/{CATALOG}"}
+                }
+            }
+        },
+        resources={"platform": PlatformResource()},
+    )
+    assert result.success
+    after = current_epoch(platform.control_db, TENANT, CATALOG)
+    assert after is not None
+    assert after.ordinal == before.ordinal + 1
+    assert result.output_for_node("fence_history_epoch") == after.epoch_id
+    assert serving_generation(platform) == 2
+
+
+def test_prw_product_rebuild_and_prw_epoch_fence_print_their_results(platform: Platform) -> None:
+    runner = CliRunner()
+    rebuilt = runner.invoke(prw, ["product", "rebuild", "--tenant", TENANT, "--catalog", CATALOG])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert f"Rebuilt {TENANT}/{CATALOG}: cut over at 8" in rebuilt.output
+    refused = runner.invoke(prw, ["epoch", "fence", "--tenant", TENANT, "--catalog", CATALOG])
+    assert refused.exit_code == 2
+    fenced = runner.invoke(prw, ["epoch", "fence", "--tenant", TENANT, "--catalog", CATALOG, "--yes"])
+    assert fenced.exit_code == 0, fenced.output
+    assert "Fenced" in fenced.output
+    assert serving_generation(platform) == 3
