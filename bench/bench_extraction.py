@@ -5,10 +5,10 @@
 On the bundled development pages of Zyte's product extraction benchmark (tests/fixtures/eval/zyte_benchmark_dev):
 
 * ``parse``: ``adapter.extract`` alone per page, for ``pa_schemaorg@1.0.0`` (the baseline), ``@1.1.0`` (its
-  recall rules on top) and ``@1.2.0`` (the whole page read, the sharper visible rules): median and total, and
+  recall rules on top) and ``@2.0.0`` (the whole page read, the sharper visible rules): median and total, and
   each total as a ratio to ``@1.0.0``'s;
 * ``eval in process``: the eval's per-page work (``DryRun``: capture, extract, normalize with ``np_core``, read the
-  predictions) and the scoring, as a ratio to ``@1.2.0``'s raw parse: the eval's own overhead;
+  predictions) and the scoring, as a ratio to ``@2.0.0``'s raw parse: the eval's own overhead;
 * ``prw eval extraction``: the command as a fresh process on the same pages (start-up, plugin loading, the table):
   wall time, as a ratio to the in-process eval.
 
@@ -35,7 +35,7 @@ from prw_platform.plugins import Artifact, CaptureView, PluginRegistry, get_plug
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = ROOT / "tests" / "fixtures" / "eval" / "zyte_benchmark_dev"
 PRW = str(Path(sys.executable).parent / "prw")
-NEWEST = "pa_schemaorg@1.2.0"
+NEWEST = "pa_schemaorg@2.0.0"
 
 
 def parse_times(registry: PluginRegistry, pin: str, pages: list[Page]) -> list[float]:
@@ -103,7 +103,7 @@ def main() -> None:
             f"{sum(times) / sum(baseline):>8.2f}"
         )
     print(
-        f"{'eval in process, vs 1.2.0 parse':<40}{'-':>12}{in_process:>10.2f}{in_process / sum(current):>8.2f}"
+        f"{'eval in process, vs 2.0.0 parse':<40}{'-':>12}{in_process:>10.2f}{in_process / sum(current):>8.2f}"
     )
     print(f"{'prw eval extraction, vs in process':<40}{'-':>12}{command:>10.2f}{command / in_process:>8.2f}")
 

@@ -14,7 +14,8 @@ pairs name), on one PostgreSQL server:
   installed identity rules; one read-only transaction each);
 * the baseline, on a plain scratch database of the same server: the same records written by one bare
   ``INSERT`` + ``COMMIT`` each into a two-column table, then, per listing, the five most similar titles by
-  pg_trgm (``ORDER BY title <-> %s LIMIT 5`` on a GIN trigram index, one read-only transaction each); on a
+  pg_trgm (``ORDER BY title <-> %s LIMIT 5`` on a GiST trigram index, as the platform's, one read-only
+  transaction each); on a
   server without pg_trgm (the embedded one) the same trigram similarity is computed in Python over all rows.
 
 It prints each phase beside its baseline as a ratio, the command's wall time beside the in-process total, and the
@@ -142,7 +143,7 @@ def baseline(admin_url: str, records: Sequence[tuple[str, str]], queries: Sequen
             conn.rollback()
         conn.execute("CREATE TABLE item (id text PRIMARY KEY, title text NOT NULL)")
         if trgm:
-            conn.execute("CREATE INDEX item_title_trgm ON item USING gin (title gin_trgm_ops)")
+            conn.execute("CREATE INDEX item_title_trgm ON item USING gist (title gist_trgm_ops)")
         conn.commit()
         started = time.perf_counter()
         for record_id, title in records:

@@ -107,8 +107,8 @@ def test_bench_extraction_smoke_times_the_parse_the_eval_and_the_command() -> No
         r"^3 pages of tests/fixtures/eval/zyte_benchmark_dev$",
         rf"^parse, pa_schemaorg@1\.0\.0 \(baseline\)\s+{RATIO}\s+{RATIO}\s+1\.00$",
         rf"^parse, pa_schemaorg@1\.1\.0\s+{RATIO}\s+{RATIO}\s+{RATIO}$",
-        rf"^parse, pa_schemaorg@1\.2\.0\s+{RATIO}\s+{RATIO}\s+{RATIO}$",
-        rf"^eval in process, vs 1\.2\.0 parse\s+-\s+{RATIO}\s+{RATIO}$",
+        rf"^parse, pa_schemaorg@2\.0\.0\s+{RATIO}\s+{RATIO}\s+{RATIO}$",
+        rf"^eval in process, vs 2\.0\.0 parse\s+-\s+{RATIO}\s+{RATIO}$",
         rf"^prw eval extraction, vs in process\s+-\s+{RATIO}\s+{RATIO}$",
     )
 

@@ -39,7 +39,7 @@ _OFFER_KINDS = frozenset({"structured", "meta", "itemprop"})
 
 class SchemaOrgAdapterV11(SchemaOrgAdapter):
     version = "1.1.0"
-    #: How this version reads the visible page (``@1.2.0`` has its own; a pin keeps its version's reading).
+    #: How this version reads the visible page (``@2.0.0`` has its own; a pin keeps its version's reading).
     rules: Rules = V1_1
 
     def _refine(self, reading: PageReading) -> None:
@@ -116,7 +116,7 @@ def _availability(reading: PageReading, visible: VisiblePage) -> None:
         # product is offered at that price: the buy action in markup, where the snapshot shows none.
         evidence = f"{INFERRED} offered for sale, no stock statement (offer price at {price.locator})"
     elif visible.markup_offer is not None and visible.out_of_stock is None:
-        # @1.2.0: an Offer declared in markup without a price of its own (its price printed beside it).
+        # @2.0.0: an Offer declared in markup without a price of its own (its price printed beside it).
         evidence = (
             f"{INFERRED} offered for sale, no stock statement (price at {price.locator}; markup "
             f"{visible.markup_offer.value} at {visible.markup_offer.locator})"

@@ -1,9 +1,9 @@
-"""``pa_schemaorg@1.1.0`` and ``@1.2.0``: what a visitor reads on the page when the markup says nothing — the buy
+"""``pa_schemaorg@1.1.0`` and ``@2.0.0``: what a visitor reads on the page when the markup says nothing — the buy
 action, stock statements, labelled identifiers and the buy box's price — read with selectolax. Every rule is
 general (words in several languages, page structure), never a site's selectors.
 
-A version's reading is its ``Rules`` (``V1_1``, ``V1_2``): a pinned version keeps reading a page exactly as it
-did, so ``@1.2.0``'s rules are switched on by its own ``Rules`` value, never by changing ``V1_1``'s."""
+A version's reading is its ``Rules`` (``V1_1``, ``V2``): a pinned version keeps reading a page exactly as it
+did, so ``@2.0.0``'s rules are switched on by its own ``Rules`` value, never by changing ``V1_1``'s."""
 
 from __future__ import annotations
 
@@ -85,16 +85,16 @@ _PRINTED_PRICE = re.compile(
 )
 _MAX_NODES = 20000
 
-# @1.2.0's vocabulary (each a superset of @1.1.0's, or a narrower exclusion, as the comments say).
+# @2.0.0's vocabulary (each a superset of @1.1.0's, or a narrower exclusion, as the comments say).
 # Bidding is a buy action too (an auction sells the item to the best bid), and Latvian's "put in the cart".
-_BUY_WORDS_1_2 = re.compile(
+_BUY_WORDS_2 = re.compile(
     _BUY_WORDS.pattern
     + r"|\b(place (a )?bid|bid now|make (an )?offer|gebot abgeben|jetzt bieten|enchérir|faire une offre|"
     r"fai un'offerta|fai una proposta|pujar|licytuj|přihodit|ielikt grozā|ielikt grozaa)\b",
     re.IGNORECASE,
 )
 # Prices with and without VAT are not reference prices: they are a pair (see ``_vat_pair``).
-_REFERENCE_PRICE_CLASSES_1_2 = re.compile(
+_REFERENCE_PRICE_CLASSES_2 = re.compile(
     r"old|was|list|regular|strike|barred|compare|before|original|rrp|msrp|uvp|crossed|previous|save|saving|"
     r"discount|per-unit|unit-price|installment|monthly",
     re.IGNORECASE,
@@ -115,18 +115,18 @@ _PER_PERIOD = re.compile(
     re.IGNORECASE,
 )
 # An ISO code glued to its amount ("EUR110.00") is printed currency too; so is 元 / 円 (yuan, yen).
-_CURRENCY_1_2 = (
+_CURRENCY_2 = (
     r"(?:[$€£¥₽₹₺₩₪₴₸₫฿元円]|US\$|NT\$|R\$|A\$|C\$|zł|kr\.?|Kč|kn|Ft|lei|лв\.?|тг\.?|руб\.?|р\.|грн\.?|"  # noqa: RUF001 (Cyrillic currency words)
     r"(?:EUR|USD|GBP|CHF|PLN|CZK|HUF|RON|SEK|NOK|DKK|RUB|UAH|KZT|TRY|JPY|CNY|TWD|INR|BRL|ARS|CLP|MXN|CAD|AUD|HRK|BGN)"
     r"(?![A-Za-z]))"
 )
-_PRINTED_PRICE_1_2 = re.compile(
-    rf"^\W{{0,3}}(?:{_CURRENCY_1_2}\s?{_AMOUNT}|{_AMOUNT}\s?{_CURRENCY_1_2})\W{{0,3}}$", re.IGNORECASE
+_PRINTED_PRICE_2 = re.compile(
+    rf"^\W{{0,3}}(?:{_CURRENCY_2}\s?{_AMOUNT}|{_AMOUNT}\s?{_CURRENCY_2})\W{{0,3}}$", re.IGNORECASE
 )
-_CURRENCY_ONLY_1_2 = re.compile(rf"^\W{{0,2}}{_CURRENCY_1_2}\W{{0,2}}$", re.IGNORECASE)
+_CURRENCY_ONLY_2 = re.compile(rf"^\W{{0,2}}{_CURRENCY_2}\W{{0,2}}$", re.IGNORECASE)
 # "Price: $<b>99</b>", "<b>294</b> 元 / pack": a label ending with the currency, a suffix starting with it.
-_ENDS_WITH_CURRENCY_1_2 = re.compile(rf"(?:^|[^A-Za-z]){_CURRENCY_1_2}\s*$", re.IGNORECASE)
-_STARTS_WITH_CURRENCY_1_2 = re.compile(rf"^\s*{_CURRENCY_1_2}", re.IGNORECASE)
+_ENDS_WITH_CURRENCY_2 = re.compile(rf"(?:^|[^A-Za-z]){_CURRENCY_2}\s*$", re.IGNORECASE)
+_STARTS_WITH_CURRENCY_2 = re.compile(rf"^\s*{_CURRENCY_2}", re.IGNORECASE)
 # An amount converted into the visitor's currency is an estimate, not the price ("Circa EUR 14,43", "approx.").
 _CONVERTED = re.compile(
     r"\b(circa|approx\.?|approximately|about|environ|ungefähr|etwa|ca\.|aprox\.?|aproximadamente|približno|"
@@ -135,12 +135,12 @@ _CONVERTED = re.compile(
 )
 _TITLE_SEPARATORS = re.compile(r"\s+[-|–—:·»]\s+|\s*[|｜]\s*")
 _BARE_AMOUNT = re.compile(rf"\W{{0,3}}{_AMOUNT}\W{{0,3}}")
-_BUY_ATTRIBUTES_1_2 = re.compile(
+_BUY_ATTRIBUTES_2 = re.compile(
     r"add[-_]?to[-_]?(cart|basket|bag|trolley)|addtocart|addtobasket|buy[-_]?(now|button|btn|box)|btn[-_]?buy|"
     r"add[-_]?cart|cart[-_]?add|purchase[-_]?button",
     re.IGNORECASE,
 )
-_LABEL_LIMIT_1_2 = 80
+_LABEL_LIMIT_2 = 80
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,11 +185,11 @@ V1_1 = Rules(
     max_nodes=_MAX_NODES,
 )
 # The whole page is read (a cookie dialog of thousands of vendors comes before the product on some pages).
-V1_2 = Rules(
-    buy_words=_BUY_WORDS_1_2,
-    buy_attributes=_BUY_ATTRIBUTES_1_2,
-    reference_classes=_REFERENCE_PRICE_CLASSES_1_2,
-    printed_price=_PRINTED_PRICE_1_2,
+V2 = Rules(
+    buy_words=_BUY_WORDS_2,
+    buy_attributes=_BUY_ATTRIBUTES_2,
+    reference_classes=_REFERENCE_PRICE_CLASSES_2,
+    printed_price=_PRINTED_PRICE_2,
     max_nodes=400_000,
     split_currency=True,
     links_are_elsewhere=True,
@@ -198,7 +198,7 @@ V1_2 = Rules(
     visible_heading=True,
     converted_labels=True,
     wider_buy_signals=True,
-    label_limit=_LABEL_LIMIT_1_2,
+    label_limit=_LABEL_LIMIT_2,
 )
 
 
@@ -223,10 +223,10 @@ class VisiblePage:
     buy_box_others: str | None
     #: Reference (was, list, struck) amounts printed in the buy box price's block.
     reference_amounts: frozenset[Decimal]
-    #: The buy box price is labelled with or without VAT (``@1.2.0``): a tax variant, never a sale price.
+    #: The buy box price is labelled with or without VAT (``@2.0.0``): a tax variant, never a sale price.
     buy_box_vat_labelled: bool = False
     #: An Offer declared in microdata or RDFa, in any vocabulary (schema.org, data-vocabulary.org), even one
-    #: without a price (``@1.2.0``): the merchant's statement that the product is offered.
+    #: without a price (``@2.0.0``): the merchant's statement that the product is offered.
     markup_offer: Seen | None = None
 
 
@@ -391,8 +391,8 @@ def _printed(node: LexborNode, text: str, rules: Rules) -> bool:
         rules.split_currency
         and _BARE_AMOUNT.fullmatch(text)
         and (
-            _ENDS_WITH_CURRENCY_1_2.search(_sibling_text(node, False))
-            or _STARTS_WITH_CURRENCY_1_2.match(_sibling_text(node, True))
+            _ENDS_WITH_CURRENCY_2.search(_sibling_text(node, False))
+            or _STARTS_WITH_CURRENCY_2.match(_sibling_text(node, True))
         )
     )
 

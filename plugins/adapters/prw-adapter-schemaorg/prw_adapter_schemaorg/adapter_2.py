@@ -1,5 +1,7 @@
-"""``pa_schemaorg@1.2.0``: ``@1.1.0``'s rules with a sharper reading of the visible page (README.md lists the
-differences, measured with ``prw eval extraction``):
+"""``pa_schemaorg@2.0.0``: ``@1.1.0``'s rules with a sharper reading of the visible page (README.md lists the
+differences, measured with ``prw eval extraction``). A MAJOR version because it changes claims ``@1.1.0`` makes on
+some pages (a different buy-box price, or none where ``@1.1.0`` took another product's), as docs/adapter-authors.md
+section 5 asks; ``@1.0.0`` and ``@1.1.0`` stay installed and pins keep them:
 
 - the whole page is read (``@1.1.0`` stopped after 20,000 nodes: a cookie dialog listing hundreds of vendors
   could hide the product);
@@ -18,9 +20,9 @@ differences, measured with ``prw eval extraction``):
 from __future__ import annotations
 
 from prw_adapter_schemaorg.adapter_1_1 import SchemaOrgAdapterV11
-from prw_adapter_schemaorg.visible import V1_2, Rules
+from prw_adapter_schemaorg.visible import V2, Rules
 
 
-class SchemaOrgAdapterV12(SchemaOrgAdapterV11):
-    version = "1.2.0"
-    rules: Rules = V1_2
+class SchemaOrgAdapterV2(SchemaOrgAdapterV11):
+    version = "2.0.0"
+    rules: Rules = V2

@@ -1,4 +1,4 @@
-"""pa_schemaorg@1.2.0's rules (issue 11 item 2), one small hand-made page each, beside what @1.1.0 reads from the
+"""pa_schemaorg@2.0.0's rules (issue 11 item 2), one small hand-made page each, beside what @1.1.0 reads from the
 same page: the positive case, and the precision traps it must not fall into (a list price beside the sale price,
 other products' prices, prices with and without VAT, instalments, converted amounts). @1.1.0 stays as it was
 (pins are honoured)."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from prw_adapter_schemaorg import SchemaOrgAdapterV11, SchemaOrgAdapterV12
+from prw_adapter_schemaorg import SchemaOrgAdapterV11, SchemaOrgAdapterV2
 from prw_adapter_schemaorg.adapter_1_1 import INFERRED
 
 from prw_platform.plugins import Extraction
@@ -16,13 +16,13 @@ from prw_platform.plugins import Extraction
 from .conftest import artifact_for, capture_for
 
 
-def extract(html: str, version: str = "1.2.0", url: str | None = None) -> Extraction:
-    adapter = SchemaOrgAdapterV12() if version == "1.2.0" else SchemaOrgAdapterV11()
+def extract(html: str, version: str = "2.0.0", url: str | None = None) -> Extraction:
+    adapter = SchemaOrgAdapterV2() if version == "2.0.0" else SchemaOrgAdapterV11()
     return adapter.extract(capture_for("text/html", url), [artifact_for(html.encode("utf-8"))])
 
 
 def both(html: str) -> tuple[Extraction, Extraction]:
-    """(@1.1.0, @1.2.0) on the same page."""
+    """(@1.1.0, @2.0.0) on the same page."""
     return extract(html, "1.1.0"), extract(html)
 
 
@@ -34,9 +34,9 @@ def page(body: str, head: str = "", title: str = "Desk lamp") -> str:
     return f"<html><head><title>{title}</title>{head}</head><body>{body}</body></html>"
 
 
-def test_the_adapter_version_is_1_2_0() -> None:
+def test_the_adapter_version_is_2_0_0() -> None:
     old, new = both(page("<h1>Desk lamp</h1>"))
-    assert (old.adapter, new.adapter) == ("pa_schemaorg@1.1.0", "pa_schemaorg@1.2.0")
+    assert (old.adapter, new.adapter) == ("pa_schemaorg@1.1.0", "pa_schemaorg@2.0.0")
 
 
 # -- the whole page is read ---------------------------------------------------------------------------------
