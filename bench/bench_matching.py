@@ -15,8 +15,8 @@ pairs name), on one PostgreSQL server:
 * the baseline, on a plain scratch database of the same server: the same records written by one bare
   ``INSERT`` + ``COMMIT`` each into a two-column table, then, per listing, the five most similar titles by
   pg_trgm (``ORDER BY title <-> %s LIMIT 5`` on a GiST trigram index, as the platform's, one read-only
-  transaction each); on a
-  server without pg_trgm (the embedded one) the same trigram similarity is computed in Python over all rows.
+  transaction each); on a server without pg_trgm (the embedded one) the same trigram similarity is computed in
+  Python over all rows.
 
 It prints each phase beside its baseline as a ratio, the command's wall time beside the in-process total, and the
 command's wall time as a ratio to the whole baseline; then the evaluation's scores (recall@1 / @5, automatic
@@ -80,9 +80,11 @@ def _subset(scratch: Path, listings: int, smoke: bool) -> tuple[Path, Path, Path
     return (
         _write(scratch / "catalog.csv", ["id", "name"], [(r["id"], r["name"]) for r in catalog]),
         _write(scratch / "listings.csv", ["id", "name"], [(r["id"], r["name"]) for r in listing_rows]),
-        _write(scratch / "pairs.csv", ["ltable_id", "rtable_id", "label"], [
-            (r["ltable_id"], r["rtable_id"], r["label"]) for r in kept
-        ]),
+        _write(
+            scratch / "pairs.csv",
+            ["ltable_id", "rtable_id", "label"],
+            [(r["ltable_id"], r["rtable_id"], r["label"]) for r in kept],
+        ),
     )
 
 
@@ -113,7 +115,17 @@ def command_wall_time(admin_url: str, catalog: Path, listings: Path, pairs: Path
         }
         started = time.perf_counter()
         subprocess.run(
-            [PRW, "eval", "matching", "--catalog", str(catalog), "--listings", str(listings), "--pairs", str(pairs)],
+            [
+                PRW,
+                "eval",
+                "matching",
+                "--catalog",
+                str(catalog),
+                "--listings",
+                str(listings),
+                "--pairs",
+                str(pairs),
+            ],
             check=True,
             stdout=subprocess.DEVNULL,
             env=env,
@@ -130,7 +142,9 @@ def trigrams(text: str) -> set[str]:
     return found
 
 
-def baseline(admin_url: str, records: Sequence[tuple[str, str]], queries: Sequence[str]) -> tuple[float, float, bool]:
+def baseline(
+    admin_url: str, records: Sequence[tuple[str, str]], queries: Sequence[str]
+) -> tuple[float, float, bool]:
     """(load s, rank s, pg_trgm used): the bare SQL of the same evaluation on a plain scratch database."""
     with scratch_database(admin_url, "bare") as url, psycopg.connect(url) as conn:
         with conn.transaction():
@@ -155,13 +169,17 @@ def baseline(admin_url: str, records: Sequence[tuple[str, str]], queries: Sequen
             with conn.transaction():
                 if trgm:
                     conn.execute(
-                        "SELECT id, similarity(title, %s) FROM item ORDER BY title <-> %s LIMIT 5", (query, query)
+                        "SELECT id, similarity(title, %s) FROM item ORDER BY title <-> %s LIMIT 5",
+                        (query, query),
                     ).fetchall()
                 else:
                     rows = conn.execute("SELECT id, title FROM item").fetchall()
                     wanted = trigrams(query)
                     sorted(
-                        ((len(wanted & (t := trigrams(title))) / (len(wanted | t) or 1), rid) for rid, title in rows),
+                        (
+                            (len(wanted & (t := trigrams(title))) / (len(wanted | t) or 1), rid)
+                            for rid, title in rows
+                        ),
                         reverse=True,
                     )[:5]
         return load, time.perf_counter() - started, trgm
@@ -174,15 +192,21 @@ def timed(work: Callable[[], object]) -> tuple[float, object]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--listings", type=int, default=702)
-    parser.add_argument("--database-url", default=None, help="a PostgreSQL server to create scratch databases on")
+    parser.add_argument(
+        "--database-url", default=None, help="a PostgreSQL server to create scratch databases on"
+    )
     parser.add_argument("--smoke", action="store_true", help="20 listings: checks the script runs")
     args = parser.parse_args()
     admin_url, where = server_admin_url(args.database_url)
 
     with tempfile.TemporaryDirectory() as scratch:
-        catalog_csv, listings_csv, pairs_csv = _subset(Path(scratch), 20 if args.smoke else args.listings, args.smoke)
+        catalog_csv, listings_csv, pairs_csv = _subset(
+            Path(scratch), 20 if args.smoke else args.listings, args.smoke
+        )
         catalog = matching_eval.load_table(catalog_csv)
         listing_rows = matching_eval.load_table(listings_csv)
         pairs = matching_eval.load_pairs(pairs_csv, catalog, listing_rows)
@@ -203,10 +227,16 @@ def main() -> None:
         f"(pg_trgm: {'yes' if trgm else 'no, Python trigrams in the baseline'})"
     )
     print(f"{'phase':<44}{'ours s':>10}{'baseline s':>12}{'ratio':>8}")
-    print(f"{'load catalog (one decision per record)':<44}{load:>10.2f}{bare_load:>12.2f}{load / bare_load:>8.2f}")
-    print(f"{'identify (candidates + identity rules)':<44}{identify:>10.2f}{bare_rank:>12.2f}{identify / bare_rank:>8.2f}")
+    print(
+        f"{'load catalog (one decision per record)':<44}{load:>10.2f}{bare_load:>12.2f}{load / bare_load:>8.2f}"
+    )
+    print(
+        f"{'identify (candidates + identity rules)':<44}{identify:>10.2f}{bare_rank:>12.2f}{identify / bare_rank:>8.2f}"
+    )
     in_process = load + identify
-    print(f"{'prw eval matching, vs in process':<44}{command:>10.2f}{in_process:>12.2f}{command / in_process:>8.2f}")
+    print(
+        f"{'prw eval matching, vs in process':<44}{command:>10.2f}{in_process:>12.2f}{command / in_process:>8.2f}"
+    )
     print(f"ratio prw eval matching / bare SQL baseline: {command / (bare_load + bare_rank):.2f}")
     print(
         f"scores: recall@1 {scores.recall_at_1:.3f}, recall@5 {scores.recall_at_5:.3f} of {scores.matches} "

@@ -110,7 +110,7 @@ _VAT_LABEL = re.compile(
 _PER_PERIOD = re.compile(
     r"每期|分期|每月|月付|/\s*(mo|mth|month|mes|mois|monat|měs|mies)\b|per month|a month|monthly|mensual|mensuel|"
     r"monatlich|měsíčně|mesačne|miesięcznie|mjesečno|installments?|instalments?|cuotas?|\braten\b|"
-    r"\b\d+\s*[x×]\s|[x×]\s*\d+\s*(months|meses|mois|monate|rat)|"
+    r"\b\d+\s*[x×]\s|[x×]\s*\d+\s*(months|meses|mois|monate|rat)|"  # noqa: RUF001 (the signs shops print)
     r"/\s*\d*\s*(kg|g|l|ml|m|m2|m²|stk|st|pc|pcs|ks|szt|piece|unit)\b|per (kg|piece|unit|litre|liter)",
     re.IGNORECASE,
 )
@@ -133,7 +133,7 @@ _CONVERTED = re.compile(
     r"přibližně|približne|około|приблизительно|約|约)(\W|$)",
     re.IGNORECASE,
 )
-_TITLE_SEPARATORS = re.compile(r"\s+[-|–—:·»]\s+|\s*[|｜]\s*")
+_TITLE_SEPARATORS = re.compile(r"\s+[-|–—:·»]\s+|\s*[|｜]\s*")  # noqa: RUF001 (the signs shops print)
 _BARE_AMOUNT = re.compile(rf"\W{{0,3}}{_AMOUNT}\W{{0,3}}")
 _BUY_ATTRIBUTES_2 = re.compile(
     r"add[-_]?to[-_]?(cart|basket|bag|trolley)|addtocart|addtobasket|buy[-_]?(now|button|btn|box)|btn[-_]?buy|"
@@ -516,7 +516,10 @@ def _title_element(document: LexborHTMLParser, texts: list[tuple[LexborNode, str
     whose text is the page's title or a part of it between separators ("Blue Kettle - Shop" gives "Blue
     Kettle")."""
     titles: set[str] = set()
-    for node in [document.css_first("title"), *document.css("meta[property='og:title'], meta[name='og:title']")]:
+    for node in [
+        document.css_first("title"),
+        *document.css("meta[property='og:title'], meta[name='og:title']"),
+    ]:
         if node is None:
             continue
         text = node.attributes.get("content") if node.tag == "meta" else node.text()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from prw_adapter_schemaorg import SchemaOrgAdapterV11, SchemaOrgAdapterV2
+from prw_adapter_schemaorg import SchemaOrgAdapterV2, SchemaOrgAdapterV11
 from prw_adapter_schemaorg.adapter_1_1 import INFERRED
 
 from prw_platform.plugins import Extraction
@@ -227,7 +227,8 @@ def test_bidding_and_other_buy_actions_infer_availability(action: str) -> None:
     old, new = both(page(f"<h1>Desk lamp</h1><span id=p>GBP 12,99</span>{action}"))
     assert old.listing.availability is None
     (value, locator), *_ = claims(new, "core:availability")
-    assert value == "InStock" and locator.startswith(f"{INFERRED} offered for sale")
+    assert value == "InStock"
+    assert locator.startswith(f"{INFERRED} offered for sale")
 
 
 def test_add_to_a_wish_list_is_not_a_buy_action() -> None:
@@ -242,7 +243,8 @@ def test_an_offer_declared_in_any_markup_vocabulary_with_the_price_printed_besid
     assert old.listing.availability is None
     ((value, locator),) = claims(new, "core:availability")
     assert value == "InStock"
-    assert "markup http://data-vocabulary.org/Offer" in locator and locator.startswith(INFERRED)
+    assert "markup http://data-vocabulary.org/Offer" in locator
+    assert locator.startswith(INFERRED)
     assert extract(html.replace(offer, "")).listing.availability is None
 
 
@@ -256,4 +258,5 @@ def test_a_long_buy_form_label_is_cut_in_the_evidence() -> None:
     form = '<form id=addToCart action="/cart">' + "<span>word </span>" * 40 + "</form>"
     new = extract(page(f"<h1>Desk lamp</h1><span class=price>$20.00</span>{form}"))
     ((_, locator),) = claims(new, "core:availability")
-    assert "…" in locator and len(locator) < 250
+    assert "…" in locator
+    assert len(locator) < 250
