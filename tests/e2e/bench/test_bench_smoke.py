@@ -118,10 +118,10 @@ def test_bench_matching_smoke_times_the_command_and_its_phases_beside_bare_sql(p
     assert_lines(
         output,
         r"^abt_buy valid: 20 listings against \d+ catalog rows, on PostgreSQL at --database-url \(pg_trgm: ",
-        rf"^load catalog \(one decision per record\)\s+{RATIO}\s+{RATIO}\s+{RATIO}$",
-        rf"^identify \(candidates \+ identity rules\)\s+{RATIO}\s+{RATIO}\s+{RATIO}$",
-        rf"^prw eval matching, vs in process\s+{RATIO}\s+{RATIO}\s+{RATIO}$",
-        rf"^ratio prw eval matching / bare SQL baseline: {RATIO}$",
+        rf"^load catalog \(1\)\s+{RATIO}\s+{RATIO}\s+{RATIO}$",
+        rf"^identify \(1\)\s+{RATIO}\s+{RATIO}\s+{RATIO}$",
+        rf"^prw eval matching vs in process \(1\)\s+{RATIO}\s+{RATIO}\s+{RATIO}$",
+        rf"^ratio prw eval matching / bare SQL baseline \(fastest round\): {RATIO}$",
         r"^scores: recall@1 [\d.]+, recall@5 [\d.]+ of \d+ labelled matches; automatic mappings \d+ ",
     )
 
