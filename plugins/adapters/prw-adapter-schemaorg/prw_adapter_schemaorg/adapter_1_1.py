@@ -43,7 +43,7 @@ class SchemaOrgAdapterV11(SchemaOrgAdapter):
     rules: Rules = V1_1
 
     def _refine(self, reading: PageReading) -> None:
-        visible = read_visible(reading.html, self.rules)
+        visible = read_visible(reading.html, self.rules, reading.capture.url)
         _price_from_buy_box(reading, visible)
         _availability(reading, visible)
         _identifiers(reading, visible)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -106,12 +107,14 @@ _VAT_LABEL = re.compile(
     re.IGNORECASE,
 )
 # A price per period or per unit printed beside its label: an instalment ("每期 $ 98", "$25/mo", "12 x 9,90 €",
-# "3 cuotas de"), a unit price ("12,50 € / 1 kg"). Not the price of the product.
+# "3 cuotas de"), a unit price by measure ("12,50 € / 1 kg", "1 kg = 9,98 €"; a price per piece is the price).
+# Not the price of the product.
 _PER_PERIOD = re.compile(
     r"每期|分期|每月|月付|/\s*(mo|mth|month|mes|mois|monat|měs|mies)\b|per month|a month|monthly|mensual|mensuel|"
     r"monatlich|měsíčně|mesačne|miesięcznie|mjesečno|installments?|instalments?|cuotas?|\braten\b|"
     r"\b\d+\s*[x×]\s|[x×]\s*\d+\s*(months|meses|mois|monate|rat)|"  # noqa: RUF001 (the signs shops print)
-    r"/\s*\d*\s*(kg|g|l|ml|m|m2|m²|stk|st|pc|pcs|ks|szt|piece|unit)\b|per (kg|piece|unit|litre|liter)",
+    r"/\s*(1|10|100|1000)?\s*(kg|g|l|ml|m|m2|m²)(\W|$)|\b1\s*(kg|l|m|m2|m²)\s*=|"
+    r"per (kg|litre|liter|100\s*(g|ml))\b",
     re.IGNORECASE,
 )
 # An ISO code glued to its amount ("EUR110.00") is printed currency too; so is 元 / 円 (yuan, yen).
@@ -501,20 +504,25 @@ def _block_ids(node: LexborNode) -> set[int]:
 
 
 def _heading(
-    document: LexborHTMLParser, texts: list[tuple[LexborNode, str]], rules: Rules
+    document: LexborHTMLParser, texts: list[tuple[LexborNode, str]], rules: Rules, url: str | None
 ) -> LexborNode | None:
     if not rules.visible_heading:
         return document.css_first("h1")
     heading = next((h for h in document.css("h1") if (h.text() or "").strip() and not _hidden(h)), None)
     if heading is not None:
         return heading
-    return _title_element(document, texts)
+    return _title_element(document, texts, url)
 
 
-def _title_element(document: LexborHTMLParser, texts: list[tuple[LexborNode, str]]) -> LexborNode | None:
+def _title_element(
+    document: LexborHTMLParser, texts: list[tuple[LexborNode, str]], url: str | None
+) -> LexborNode | None:
     """A page without an ``<h1>`` names its product in another element: the first visible one, outside links,
     whose text is the page's title or a part of it between separators ("Blue Kettle - Shop" gives "Blue
-    Kettle")."""
+    Kettle"), the longest part first; never the shop's own name (``og:site_name``, or a part naming the URL's
+    host)."""
+    shop = {" ".join((n.attributes.get("content") or "").split()).lower() for n in _site_name_tags(document)}
+    host = _host_label(url)
     titles: set[str] = set()
     for node in [
         document.css_first("title"),
@@ -525,12 +533,34 @@ def _title_element(document: LexborHTMLParser, texts: list[tuple[LexborNode, str
         text = node.attributes.get("content") if node.tag == "meta" else node.text()
         whole = " ".join((text or "").split())
         titles.update(part for part in (whole, *_TITLE_SEPARATORS.split(whole)) if len(part) >= 4)
-    if not titles:
-        return None
-    return next(
-        (node for node, text in texts if text in titles and not _in_link(node) and not _hidden(node)),
-        None,
+    parts = sorted(
+        (
+            part
+            for part in titles
+            if part.lower() not in shop and not (host and re.search(rf"\b{re.escape(host)}\b", part.lower()))
+        ),
+        key=lambda part: (-len(part), part),
     )
+    for part in parts:
+        found = next(
+            (node for node, text in texts if text == part and not _in_link(node) and not _hidden(node)), None
+        )
+        if found is not None:
+            return found
+    return None
+
+
+def _site_name_tags(document: LexborHTMLParser) -> list[LexborNode]:
+    return list(document.css("meta[property='og:site_name'], meta[name='og:site_name']"))
+
+
+def _host_label(url: str | None) -> str | None:
+    """The host's name without ``www.`` and the top-level domain: ``i3fresh`` for ``https://www.i3fresh.tw/p``."""
+    if not url:
+        return None
+    host = (urlsplit(url).hostname or "").lower().removeprefix("www.")
+    labels = host.split(".")
+    return labels[-2] if len(labels) >= 2 and len(labels[-2]) >= 3 else None
 
 
 def _buy_box_price(
@@ -538,6 +568,7 @@ def _buy_box_price(
     texts: list[tuple[LexborNode, str]],
     action: LexborNode | None,
     rules: Rules = V1_1,
+    url: str | None = None,
 ) -> tuple[LexborNode | None, Seen | None, Decimal | None, str | None]:
     """The price a visitor is asked to pay: the last price shown before the buy action (after the product's
     ``<h1>`` when there is one); without a buy action, the first price after the ``<h1>``. The other prices of
@@ -546,7 +577,7 @@ def _buy_box_price(
     if body is None:
         return None, None, None, None
     order = {node.mem_id: index for index, node in enumerate(body.traverse())}
-    heading = _heading(document, texts, rules)
+    heading = _heading(document, texts, rules, url)
     start = order.get(heading.mem_id, 0) if heading is not None else 0
     end = order.get(action.mem_id) if action is not None else None
     if end is None and heading is None:
@@ -594,7 +625,8 @@ def _vat_pair(
     return labelled[0]
 
 
-def read_visible(html: str, rules: Rules = V1_1) -> VisiblePage:
+def read_visible(html: str, rules: Rules = V1_1, url: str | None = None) -> VisiblePage:
+    """What the page shows; ``url`` (the capture's) tells the shop's own name from a product's (``@2.0.0``)."""
     document = LexborHTMLParser(html)
     texts = _short_texts(document, rules)
     action, strong = _buy_action(document, texts, rules)
@@ -604,7 +636,9 @@ def read_visible(html: str, rules: Rules = V1_1) -> VisiblePage:
         if rules.label_limit is not None and len(label) > rules.label_limit:
             label = label[: rules.label_limit].rstrip() + "…"
         buy_action = Seen(label, _path(action))
-    price_node, price, amount, conflict = _buy_box_price(document, texts, action if strong else None, rules)
+    price_node, price, amount, conflict = _buy_box_price(
+        document, texts, action if strong else None, rules, url
+    )
     offer = _markup_offer(document) if rules.wider_buy_signals else None
     return VisiblePage(
         buy_action=buy_action,

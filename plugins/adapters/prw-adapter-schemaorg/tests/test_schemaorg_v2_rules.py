@@ -79,6 +79,25 @@ def test_without_an_h1_the_element_naming_the_page_title_is_the_heading() -> Non
     assert claims(new, "core:price") == [("$20.00", "css:div.price")]
 
 
+@pytest.mark.parametrize(
+    ("head", "url"),
+    [
+        ('<meta property="og:site_name" content="Lamp Shop Online Store">', None),
+        ("", "https://www.lampshoponline.example/p/1"),
+    ],
+)
+def test_the_shops_name_in_the_title_is_not_the_products_heading(head: str, url: str | None) -> None:
+    html = page(
+        "<div class=brand>Lamp Shop Online Store</div><div class=promo>$1.00</div>"
+        "<div class=name>Desk lamp</div><div class=cost>$20.00</div>",
+        head=head,
+        title="Desk lamp | Lamp Shop Online Store" if head else "Desk lamp | LampShopOnline",
+    )
+    if url:
+        html = html.replace("Lamp Shop Online Store</div>", "LampShopOnline</div>")
+    assert extract(html, url=url).listing.price == Decimal("20.00")
+
+
 def test_a_title_that_no_element_repeats_gives_no_anchor() -> None:
     html = page("<div class=cost>$1.00</div><div>Lamps</div>", title="Desk lamp - Lamp Shop")
     assert extract(html).listing.price is None
@@ -112,6 +131,7 @@ def test_a_price_in_a_script_link_or_an_anchor_on_the_page_still_counts() -> Non
         "<p><span>$25.00</span> per month</p>",
         "<p>12 x <span>9,90 €</span></p>",
         "<p>(<span>12,50 €</span> / 1 kg)</p>",
+        "<p>(1 kg = <span>9,98 €</span>)</p>",
     ],
 )
 def test_an_instalment_or_unit_price_before_the_buy_button_is_not_the_price(per_period: str) -> None:
@@ -122,6 +142,13 @@ def test_an_instalment_or_unit_price_before_the_buy_button_is_not_the_price(per_
     old, new = both(html)
     assert old.listing.price != Decimal("294.00")  # @1.1.0 took the last one before the button
     assert new.listing.price == Decimal("294.00")
+
+
+def test_a_price_per_piece_or_per_pack_is_the_price() -> None:
+    html = page("<h1>Desk lamp</h1><p><span>5,00 €</span> / piece</p><button>Add to cart</button>")
+    assert extract(html).listing.price == Decimal("5.00")
+    html = page("<h1>Desk lamp</h1><p><span>4,99 €</span> / 500 g</p><button>Add to cart</button>")
+    assert extract(html).listing.price == Decimal("4.99")
 
 
 def test_a_converted_amount_is_an_estimate_not_the_price() -> None:
