@@ -95,9 +95,11 @@ _BUY_WORDS_2 = re.compile(
     re.IGNORECASE,
 )
 # Prices with and without VAT are not reference prices: they are a pair (see ``_vat_pair``).
+# A discount amount ("reduction", "Rabatt") or a shipping cost ("shipping-price", "Versand") is not the price either.
 _REFERENCE_PRICE_CLASSES_2 = re.compile(
     r"old|was|list|regular|strike|barred|compare|before|original|rrp|msrp|uvp|crossed|previous|save|saving|"
-    r"discount|per-unit|unit-price|installment|monthly",
+    r"discount|per-unit|unit-price|installment|monthly|reduction|rabatt|sconto|remise|descuento|korting|sleva|"
+    r"shipping|delivery|postage|freight|versand|livraison|spedizione|envio|doprava|doruc|frete|verzend",
     re.IGNORECASE,
 )
 # A price labelled as one with or without VAT (sales tax), by its class / id or the words printed beside it.
@@ -457,6 +459,8 @@ def _price_like(node: LexborNode, text: str, rules: Rules = V1_1) -> Decimal | N
         return None
     if rules.converted_labels and (_CONVERTED.search(text) or _CONVERTED.search(_label_text(node))):
         return None
+    if rules.converted_labels and text.lstrip().startswith("+"):
+        return None  # "+45,00 CHF": an amount added to the price (shipping, an option), not the price
     amount = parse_amount(text)
     return amount if amount is not None and amount > 0 else None
 

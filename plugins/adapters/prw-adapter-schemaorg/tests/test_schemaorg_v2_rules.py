@@ -151,6 +151,21 @@ def test_a_price_per_piece_or_per_pack_is_the_price() -> None:
     assert extract(html).listing.price == Decimal("4.99")
 
 
+@pytest.mark.parametrize(
+    "extra",
+    [
+        '<p class="delivery-to"><span class="cost">+45,00 CHF</span> Versand</p>',
+        '<span id="reduction_amount_display">-12,50 €</span>',
+        '<div class="shipping-cost"><span>4,90 €</span></div>',
+    ],
+)
+def test_a_shipping_cost_or_a_discount_amount_before_the_button_is_not_the_price(extra: str) -> None:
+    html = page(f"<h1>Desk lamp</h1><span class=amount>109,00 €</span>{extra}<button>In den Warenkorb</button>")
+    old, new = both(html)
+    assert old.listing.price != Decimal("109.00")  # @1.1.0 took the amount nearest the button
+    assert new.listing.price == Decimal("109.00")
+
+
 def test_a_converted_amount_is_an_estimate_not_the_price() -> None:
     html = page(
         "<h1>Desk lamp</h1><span id=bid>GBP 12,99</span><div>Circa <span>EUR 14,43</span></div>"
