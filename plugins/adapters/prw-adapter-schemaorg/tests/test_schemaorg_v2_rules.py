@@ -160,7 +160,9 @@ def test_a_price_per_piece_or_per_pack_is_the_price() -> None:
     ],
 )
 def test_a_shipping_cost_or_a_discount_amount_before_the_button_is_not_the_price(extra: str) -> None:
-    html = page(f"<h1>Desk lamp</h1><span class=amount>109,00 €</span>{extra}<button>In den Warenkorb</button>")
+    html = page(
+        f"<h1>Desk lamp</h1><span class=amount>109,00 €</span>{extra}<button>In den Warenkorb</button>"
+    )
     old, new = both(html)
     assert old.listing.price != Decimal("109.00")  # @1.1.0 took the amount nearest the button
     assert new.listing.price == Decimal("109.00")
