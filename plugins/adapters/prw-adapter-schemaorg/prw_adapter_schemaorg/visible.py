@@ -91,7 +91,7 @@ _MAX_NODES = 20000
 _BUY_WORDS_2 = re.compile(
     _BUY_WORDS.pattern
     + r"|\b(place (a )?bid|bid now|make (an )?offer|gebot abgeben|jetzt bieten|enchérir|faire une offre|"
-    r"fai un'offerta|fai una proposta|pujar|licytuj|přihodit|ielikt grozā|ielikt grozaa)\b",
+    r"fai un'offerta|fai una proposta|pujar|licytuj|přihodit|ielikt grozā)\b",
     re.IGNORECASE,
 )
 # Prices with and without VAT are not reference prices: they are a pair (see ``_vat_pair``).
@@ -134,7 +134,7 @@ _ENDS_WITH_CURRENCY_2 = re.compile(rf"(?:^|[^A-Za-z]){_CURRENCY_2}\s*$", re.IGNO
 _STARTS_WITH_CURRENCY_2 = re.compile(rf"^\s*{_CURRENCY_2}", re.IGNORECASE)
 # An amount converted into the visitor's currency is an estimate, not the price ("Circa EUR 14,43", "approx.").
 _CONVERTED = re.compile(
-    r"\b(circa|approx\.?|approximately|about|environ|ungefähr|etwa|ca\.|aprox\.?|aproximadamente|približno|"
+    r"\b(circa|approx\.?|approximately|environ|ungefähr|etwa|ca\.|aprox\.?|aproximadamente|približno|"
     r"přibližně|približne|około|приблизительно|約|约)(\W|$)",
     re.IGNORECASE,
 )
@@ -189,7 +189,8 @@ V1_1 = Rules(
     printed_price=_PRINTED_PRICE,
     max_nodes=_MAX_NODES,
 )
-# The whole page is read (a cookie dialog of thousands of vendors comes before the product on some pages).
+# The whole page is read, up to 400,000 nodes (a cookie dialog listing hundreds of ad vendors comes before the
+# product on some pages).
 V2 = Rules(
     buy_words=_BUY_WORDS_2,
     buy_attributes=_BUY_ATTRIBUTES_2,
