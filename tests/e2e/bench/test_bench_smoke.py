@@ -107,8 +107,22 @@ def test_bench_extraction_smoke_times_the_parse_the_eval_and_the_command() -> No
         r"^3 pages of tests/fixtures/eval/zyte_benchmark_dev$",
         rf"^parse, pa_schemaorg@1\.0\.0 \(baseline\)\s+{RATIO}\s+{RATIO}\s+1\.00$",
         rf"^parse, pa_schemaorg@1\.1\.0\s+{RATIO}\s+{RATIO}\s+{RATIO}$",
-        rf"^eval in process, vs 1\.1\.0 parse\s+-\s+{RATIO}\s+{RATIO}$",
+        rf"^parse, pa_schemaorg@2\.0\.0\s+{RATIO}\s+{RATIO}\s+{RATIO}$",
+        rf"^eval in process, vs 2\.0\.0 parse\s+-\s+{RATIO}\s+{RATIO}$",
         rf"^prw eval extraction, vs in process\s+-\s+{RATIO}\s+{RATIO}$",
+    )
+
+
+def test_bench_matching_smoke_times_the_command_and_its_phases_beside_bare_sql(pg_admin_url: str) -> None:
+    output = run_bench("bench_matching.py", "--database-url", pg_admin_url)
+    assert_lines(
+        output,
+        r"^abt_buy valid: 20 listings against \d+ catalog rows, on PostgreSQL at --database-url \(pg_trgm: ",
+        rf"^load catalog \(1\)\s+{RATIO}\s+{RATIO}\s+{RATIO}$",
+        rf"^identify \(1\)\s+{RATIO}\s+{RATIO}\s+{RATIO}$",
+        rf"^prw eval matching vs in process \(1\)\s+{RATIO}\s+{RATIO}\s+{RATIO}$",
+        rf"^ratio prw eval matching / bare SQL baseline \(fastest round\): {RATIO}$",
+        r"^scores: recall@1 [\d.]+, recall@5 [\d.]+ of \d+ labelled matches; automatic mappings \d+ ",
     )
 
 

@@ -2,8 +2,9 @@
 (tests/fixtures/eval/zyte_benchmark_dev, see its PROVENANCE.md): the installed pa_schemaorg and np_core in one
 process, the benchmark's metric per attribute, one CSV row per page.
 
-The floors are a regression guard slightly under what pa_schemaorg@1.1.0 reaches (docs/adapter-authors.md has
-the numbers): a rule that loses precision or recall on these pages fails here."""
+The floors are the issue's targets (issue 11, Done when: price F1 >= 0.93, sku >= 0.85, availability >= 0.96 on
+these pages), met by pa_schemaorg@2.0.0 (docs/adapter-authors.md has the numbers): a rule that loses precision
+or recall on these pages under a target fails here. A quality gate, not a timing."""
 
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ from prw_platform.plugins import AUTOLOAD_ENV
 
 DATASET = Path(__file__).resolve().parents[2] / "fixtures" / "eval" / "zyte_benchmark_dev"
 WIDE = {"COLUMNS": "200"}
-# F1 floors for pa_schemaorg@1.1.0 (measured: price 0.889, sku 0.864, availability 0.924).
-FLOORS = {"price": 0.87, "sku": 0.85, "availability": 0.90}
+# The targets (measured with pa_schemaorg@2.0.0: price 0.967, sku 0.864, availability 0.976).
+FLOORS = {"price": 0.93, "sku": 0.85, "availability": 0.96}
+NEWEST = "pa_schemaorg@2.0.0"
 
 runner = CliRunner()
 
@@ -64,12 +66,12 @@ def test_eval_on_the_development_pages_meets_the_floors_and_writes_every_page(tm
         app, ["eval", "extraction", str(DATASET), "--out", str(out), "--bootstrap", "50"], env=WIDE
     )
     assert result.exit_code == 0, result.output
-    assert "pa_schemaorg@1.1.0" in result.stdout
+    assert NEWEST in result.stdout
     for attribute in ATTRIBUTES:
         assert f"│ {attribute} " in result.stdout
     rows = _rows(out)
     assert len(rows) == 63
-    assert {row["adapter"] for row in rows} == {"pa_schemaorg@1.1.0"}
+    assert {row["adapter"] for row in rows} == {NEWEST}
     assert all(row["error"] == "" for row in rows)
     for attribute, floor in FLOORS.items():
         assert _f1(rows, attribute) >= floor, attribute
@@ -79,28 +81,42 @@ def test_eval_on_the_development_pages_meets_the_floors_and_writes_every_page(tm
     assert any(not e.startswith("inferred:") for e in evidence)
 
 
-def test_a_pin_is_honoured_and_1_0_0_reads_less(tmp_path: Path) -> None:
-    # Five pages whose availability 1.0.0 does not find and 1.1.0 does.
+def _subset(tmp_path: Path, chosen: list[str]) -> Path:
     truth = json.loads((DATASET / "ground-truth.json").read_text(encoding="utf-8"))
-    chosen = ["1bb37817", "4e545337", "b475627f", "fa0b2c0b", "572368ce"]
     subset = tmp_path / "subset"
     (subset / "html").mkdir(parents=True)
     picked = {key: value for key, value in truth.items() if key[:8] in chosen}
     for key in picked:
         shutil.copy(DATASET / "html" / f"{key}.html.gz", subset / "html" / f"{key}.html.gz")
     (subset / "ground-truth.json").write_text(json.dumps(picked), encoding="utf-8")
-    results = {}
-    for pin in ("pa_schemaorg@1.0.0", "pa_schemaorg@1.1.0"):
-        out = tmp_path / f"{pin}.csv"
-        result = runner.invoke(
-            app, ["eval", "extraction", str(subset), "--adapter", pin, "--out", str(out)], env=WIDE
-        )
-        assert result.exit_code == 0, result.output
-        rows = _rows(out)
-        assert {row["adapter"] for row in rows} == {pin}
-        results[pin] = [row["availability_outcome"] for row in rows]
-    assert results["pa_schemaorg@1.0.0"] == ["fn"] * 5
-    assert results["pa_schemaorg@1.1.0"] == ["tp"] * 5
+    return subset
+
+
+def _outcomes(tmp_path: Path, subset: Path, pin: str, attribute: str) -> list[str]:
+    out = tmp_path / f"{pin}.csv"
+    result = runner.invoke(
+        app, ["eval", "extraction", str(subset), "--adapter", pin, "--out", str(out)], env=WIDE
+    )
+    assert result.exit_code == 0, result.output
+    rows = _rows(out)
+    assert {row["adapter"] for row in rows} == {pin}
+    return [row[f"{attribute}_outcome"] for row in rows]
+
+
+def test_a_pin_is_honoured_and_1_0_0_reads_less(tmp_path: Path) -> None:
+    # Five pages whose availability 1.0.0 does not find and 1.1.0 does.
+    subset = _subset(tmp_path, ["1bb37817", "4e545337", "b475627f", "fa0b2c0b", "572368ce"])
+    assert _outcomes(tmp_path, subset, "pa_schemaorg@1.0.0", "availability") == ["fn"] * 5
+    assert _outcomes(tmp_path, subset, "pa_schemaorg@1.1.0", "availability") == ["tp"] * 5
+
+
+def test_a_pin_to_1_1_0_keeps_its_reading_where_2_0_0_reads_more(tmp_path: Path) -> None:
+    # Pages 1.1.0 misses and 2.0.0 gets (issue 11): a cookie dialog before the product (98c23afb), prices with
+    # and without VAT (453f5cc0), an instalment price before the buy link (412fe668), a glued currency code
+    # on a sale (89d10150), another product's price in a link (14dc707e: the truth is no price).
+    subset = _subset(tmp_path, ["98c23afb", "453f5cc0", "412fe668", "89d10150", "14dc707e"])
+    assert _outcomes(tmp_path, subset, "pa_schemaorg@1.1.0", "price") == ["fp", "fp+fn", "fn", "fp+fn", "fn"]
+    assert _outcomes(tmp_path, subset, NEWEST, "price") == ["-", "tp", "tp", "tp", "tp"]
 
 
 def test_an_uncompressed_page_set_reads_the_same(tmp_path: Path) -> None:

@@ -82,7 +82,7 @@ def test_brand_and_mpn_page_creates_the_item_and_maps_its_listing(
         assert resolution.job_status(stage_job) == "completed"
     result = resolution.result(capture_id)
     assert (result["adapter"], result["adapter_rule"], result["profile"], result["profile_rule"]) == (
-        "pa_schemaorg@1.1.0",
+        "pa_schemaorg@2.0.0",
         "supports",
         "np_core@1",
         "base_profile",
@@ -214,7 +214,7 @@ def test_page_without_a_strong_identifier_opens_a_review_case_with_ranked_candid
     }
     assert evidence["identifiers"] == {"core:gtin": None, "core:brand": None, "core:mpn": None}
     assert (evidence["adapter"], evidence["profile"], evidence["stage_outcome"]) == (
-        "pa_schemaorg@1.1.0",
+        "pa_schemaorg@2.0.0",
         "np_core@1",
         "extracted",
     )
@@ -258,7 +258,7 @@ def test_adapter_failure_records_the_error_and_opens_a_review_case(
 
     assert (outcome.status, outcome.stage_outcome) == (REVIEW_CASE_OPENED, "extraction_failed")
     result = resolution.result(capture_id)
-    assert (result["adapter"], result["error"]["code"]) == ("pa_schemaorg@1.1.0", "EXTRACTION_FAILED")
+    assert (result["adapter"], result["error"]["code"]) == ("pa_schemaorg@2.0.0", "EXTRACTION_FAILED")
     assert resolution.one("SELECT kind FROM resolver.review_case") == {"kind": "extraction_failed"}
     resolution.assert_contracts_hold()
 

@@ -196,7 +196,7 @@ def test_a_capture_goes_through_three_stages_each_a_message_on_its_own_queue(
         ResolutionJob.from_message(message)
     result = resolution.result(capture_id)
     assert (result["adapter"], result["profile"], result["decision_id"]) == (
-        "pa_schemaorg@1.1.0",
+        "pa_schemaorg@2.0.0",
         "np_core@1",
         identified.decision_id,
     )
@@ -471,7 +471,7 @@ def test_the_operator_report_joins_each_captures_three_stage_rows(
 
     assert set(rows) == {anvil, note}
     assert (rows[anvil].adapter, rows[anvil].profile, rows[anvil].outcome) == (
-        "pa_schemaorg@1.1.0",
+        "pa_schemaorg@2.0.0",
         "np_core@1",
         "extracted",
     )

@@ -191,7 +191,7 @@ def test_several_files_give_one_document_each_and_a_bad_file_does_not_stop_the_o
     ]
     # An extracted file's document is the one-file document, with its status.
     assert {**_json(str(LISTING)), "status": "ok", "error": None} == documents[0]
-    assert documents[4]["adapter"] == "pa_schemaorg@1.1.0"
+    assert documents[4]["adapter"] == "pa_schemaorg@2.0.0"
 
 
 def test_every_file_extracted_exits_0(tmp_path: Path) -> None:

@@ -31,9 +31,9 @@ PROFILES_ROW = {
 ADAPTER_ROW = {
     "name": "schemaorg",
     "distribution": "prw-adapter-schemaorg",
-    "distribution_version": "1.1.0",
+    "distribution_version": "2.0.0",
     "kinds": ["adapter"],
-    "pins": ["pa_schemaorg@1.0.0", "pa_schemaorg@1.1.0"],
+    "pins": ["pa_schemaorg@1.0.0", "pa_schemaorg@1.1.0", "pa_schemaorg@2.0.0"],
     "hooks": ["prw_register_adapters"],
     "api_version": 1,
 }

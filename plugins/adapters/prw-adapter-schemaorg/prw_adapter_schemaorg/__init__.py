@@ -2,5 +2,6 @@
 
 from prw_adapter_schemaorg.adapter import SchemaOrgAdapter
 from prw_adapter_schemaorg.adapter_1_1 import SchemaOrgAdapterV11
+from prw_adapter_schemaorg.adapter_2 import SchemaOrgAdapterV2
 
-__all__ = ["SchemaOrgAdapter", "SchemaOrgAdapterV11"]
+__all__ = ["SchemaOrgAdapter", "SchemaOrgAdapterV2", "SchemaOrgAdapterV11"]

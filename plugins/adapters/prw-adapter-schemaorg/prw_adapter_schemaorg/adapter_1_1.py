@@ -25,7 +25,7 @@ from urllib.parse import unquote, urlsplit
 from prw_adapter_schemaorg.adapter import PageReading, SchemaOrgAdapter
 from prw_adapter_schemaorg.entities import Entity, Value
 from prw_adapter_schemaorg.pricing import PriceDecision, PriceSource
-from prw_adapter_schemaorg.visible import VisiblePage, read_visible
+from prw_adapter_schemaorg.visible import V1_1, Rules, VisiblePage, read_visible
 from prw_platform.plugins import Claim, availability_from_text
 
 INFERRED = "inferred:"
@@ -39,9 +39,11 @@ _OFFER_KINDS = frozenset({"structured", "meta", "itemprop"})
 
 class SchemaOrgAdapterV11(SchemaOrgAdapter):
     version = "1.1.0"
+    #: How this version reads the visible page (``@2.0.0`` has its own; a pin keeps its version's reading).
+    rules: Rules = V1_1
 
     def _refine(self, reading: PageReading) -> None:
-        visible = read_visible(reading.html)
+        visible = read_visible(reading.html, self.rules, reading.capture.url)
         _price_from_buy_box(reading, visible)
         _availability(reading, visible)
         _identifiers(reading, visible)
@@ -113,6 +115,12 @@ def _availability(reading: PageReading, visible: VisiblePage) -> None:
         # A schema.org Offer (or the OpenGraph product price) is the merchant's own statement that the
         # product is offered at that price: the buy action in markup, where the snapshot shows none.
         evidence = f"{INFERRED} offered for sale, no stock statement (offer price at {price.locator})"
+    elif visible.markup_offer is not None and visible.out_of_stock is None:
+        # @2.0.0: an Offer declared in markup without a price of its own (its price printed beside it).
+        evidence = (
+            f"{INFERRED} offered for sale, no stock statement (price at {price.locator}; markup "
+            f"{visible.markup_offer.value} at {visible.markup_offer.locator})"
+        )
     else:
         return
     reading.claims.add("core:availability", "InStock", evidence)
@@ -191,6 +199,7 @@ def _sale_price(reading: PageReading, visible: VisiblePage, chosen: PriceSource)
     if (
         sale is None
         or visible.buy_box_price is None
+        or visible.buy_box_vat_labelled
         or chosen.amount not in visible.reference_amounts
         or sale in visible.reference_amounts
         or sale >= chosen.amount

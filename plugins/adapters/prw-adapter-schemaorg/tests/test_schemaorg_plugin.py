@@ -1,4 +1,4 @@
-"""The distribution's ``prw`` entry point registers pa_schemaorg@1.0.0 and @1.1.0 through pluggy, and the adapter says
+"""The distribution's ``prw`` entry point registers pa_schemaorg@1.0.0, @1.1.0 and @2.0.0 through pluggy, and the adapter says
 which captures it reads and refuses what it cannot read with ExtractionError."""
 
 from __future__ import annotations
@@ -27,7 +27,11 @@ def test_plugin_module_registers_the_adapter_through_pluggy() -> None:
     manager.register(plugin_module)
     manager.check_pending()
     adapters = [adapter for result in manager.hook.prw_register_adapters() for adapter in result]
-    assert [(a.name, a.version) for a in adapters] == [("pa_schemaorg", "1.0.0"), ("pa_schemaorg", "1.1.0")]
+    assert [(a.name, a.version) for a in adapters] == [
+        ("pa_schemaorg", "1.0.0"),
+        ("pa_schemaorg", "1.1.0"),
+        ("pa_schemaorg", "2.0.0"),
+    ]
     assert all(isinstance(adapter, SourceAdapter) for adapter in adapters)
 
 
