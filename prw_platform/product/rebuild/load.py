@@ -7,11 +7,13 @@ with the same event vocabulary the consumer uses (``contracts.VOCABULARY``): a l
 load (nothing is swapped). Rows go through the owner modules' set-based upserts, a chunk per statement, so a load is
 idempotent (the product upserts by aggregate revision) and costs one round trip per chunk and table.
 
-The ``release`` object holds the revisions the catalog's current public release publishes; their public snapshot
-is rebuilt from the exported state of those revisions through the release path itself (``releases.apply_release``),
-so the shadow's public tables are what the consumer would have written. A released revision the export does not
-hold (the aggregate changed after its last release, manual release policy) cannot be rebuilt from accepted state:
-the load fails clearly with ``RELEASE_SNAPSHOT_UNAVAILABLE`` (release the catalog, then rebuild).
+The ``release`` object holds the revisions the catalog's current public release publishes, each with the fields
+it published (``resolver.released_*.fields``, migration 0020); their public snapshot is rebuilt from those fields
+through the release path itself (``releases.apply_release``), so the shadow's public tables are what the consumer
+would have written, however far a manual catalog's accepted state has moved since its last release. A row released
+before migration 0020 has no stored fields: it is rebuilt from the exported state of that revision, and if the
+aggregate changed since (manual release policy) the load fails clearly with ``RELEASE_SNAPSHOT_UNAVAILABLE``
+(release the catalog, then rebuild).
 
 The inventory history before W is not in the export: the shadow starts it with one observation per listing (its
 revision at W); the tail adds the observations after W.
@@ -266,6 +268,11 @@ def _release_payloads(release: dict[str, Any], state: LoadedState, current: int)
 
     groups[current] = {}
     for entry in release.get("items", []):
+        if entry.get("fields") is not None:  # what the release published (migration 0020)
+            group(entry, "items").append(
+                {"item": entry["item_id"], "revision": entry["revision"], "fields": entry["fields"]}
+            )
+            continue
         exported = state.items.get(entry["item_id"])
         if exported is None or exported[0] != entry["revision"]:
             raise unavailable("item", entry["item_id"], entry["revision"], exported and exported[0])
@@ -276,6 +283,17 @@ def _release_payloads(release: dict[str, Any], state: LoadedState, current: int)
         fields.pop("status", None)
         group(entry, "items").append({"item": item.item, "revision": revision, "fields": fields})
     for entry in release.get("listings", []):
+        if entry.get("fields") is not None:
+            group(entry, "listings").append(
+                {
+                    "listing": entry["listing_id"],
+                    "item": entry["item_id"],
+                    "mapping_revision": entry["mapping_revision"],
+                    "listing_revision": entry["listing_revision"],
+                    "fields": entry["fields"],
+                }
+            )
+            continue
         listing = state.listings.get(entry["listing_id"])
         if listing is None or listing[0] != entry["listing_revision"]:
             raise unavailable(
@@ -290,36 +308,43 @@ def _release_payloads(release: dict[str, Any], state: LoadedState, current: int)
                 "fields": listing[1].model_dump(mode="json", by_alias=True),
             }
         )
+
+    def published(kind: str, key: str, entry: dict[str, Any]) -> dict[str, Any] | None:
+        """The fields the release published (migration 0020), else the exported state at that revision; None for
+        a class whose published revision is its deletion (not public)."""
+        stored: dict[str, Any] | None = entry.get("fields")
+        if stored is not None:
+            return stored
+        fact = _fact(state, kind, key, entry["revision"], unavailable)
+        return None if fact.change.type == "product_class.deleted" else fact.change.payload
+
     for entry in release.get("merchants", []):
-        fact = _fact(state, "merchant", entry["merchant_id"], entry["revision"], unavailable)
+        shown = published("merchant", entry["merchant_id"], entry)
         group(entry, "merchants").append(
-            {"merchant": entry["merchant_id"], "revision": entry["revision"], "fields": fact.change.payload}
+            {"merchant": entry["merchant_id"], "revision": entry["revision"], "fields": shown}
         )
     for entry in release.get("merchant_sources", []):
-        fact = _fact(state, "merchant_source", entry["source_id"], entry["revision"], unavailable)
+        shown = published("merchant_source", entry["source_id"], entry)
+        assert shown is not None
         group(entry, "merchant_sources").append(
-            {
-                "source_id": entry["source_id"],
-                "merchant": fact.change.payload["merchant"],
-                "revision": entry["revision"],
-            }
+            {"source_id": entry["source_id"], "merchant": shown["merchant"], "revision": entry["revision"]}
         )
     for entry in release.get("shipping_policies", []):
-        fact = _fact(state, "shipping_policy", entry["merchant_id"], entry["revision"], unavailable)
+        shown = published("shipping_policy", entry["merchant_id"], entry)
         group(entry, "shipping_policies").append(
-            {"merchant": entry["merchant_id"], "revision": entry["revision"], "fields": fact.change.payload}
+            {"merchant": entry["merchant_id"], "revision": entry["revision"], "fields": shown}
         )
     for entry in release.get("item_pictures", []):
-        fact = _fact(state, "item_pictures", entry["item_id"], entry["revision"], unavailable)
+        shown = published("item_pictures", entry["item_id"], entry)
         group(entry, "item_pictures").append(
-            {"item": entry["item_id"], "revision": entry["revision"], "fields": fact.change.payload}
+            {"item": entry["item_id"], "revision": entry["revision"], "fields": shown}
         )
     for entry in release.get("classes", []):
-        fact = _fact(state, "product_class", entry["class_id"], entry["revision"], unavailable)
-        if fact.change.type == "product_class.deleted":
+        shown = published("product_class", entry["class_id"], entry)
+        if shown is None:
             continue  # the release that published this revision removed the class from the public catalog
         group(entry, "classes").append(
-            {"class": entry["class_id"], "revision": entry["revision"], "fields": fact.change.payload}
+            {"class": entry["class_id"], "revision": entry["revision"], "fields": shown}
         )
     try:
         return {

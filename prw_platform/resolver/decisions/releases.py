@@ -16,6 +16,7 @@ from typing import Any, LiteralString, Protocol, TypeVar
 
 from psycopg import sql
 from psycopg.rows import class_row, scalar_row, tuple_row
+from psycopg.types.json import Jsonb
 
 from prw_platform import contracts
 from prw_platform.db.database import Connection
@@ -202,25 +203,29 @@ class _Tracking:
 _MERCHANTS = _Tracking(
     "released_merchant",
     "merchant_id",
-    """INSERT INTO resolver.released_merchant (tenant_id, catalog_id, merchant_id, revision, publication_revision)
-       VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant_id, merchant_id)
-       DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision""",
+    """INSERT INTO resolver.released_merchant (tenant_id, catalog_id, merchant_id, revision, publication_revision,
+           fields)
+       VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id, merchant_id)
+       DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision,
+           fields = excluded.fields""",
 )
 _MERCHANT_SOURCES = _Tracking(
     "released_merchant_source",
     "source_id",
     """INSERT INTO resolver.released_merchant_source (tenant_id, catalog_id, source_id, revision,
-           publication_revision)
-       VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant_id, source_id)
-       DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision""",
+           publication_revision, fields)
+       VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id, source_id)
+       DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision,
+           fields = excluded.fields""",
 )
 _SHIPPING_POLICIES = _Tracking(
     "released_shipping_policy",
     "merchant_id",
     """INSERT INTO resolver.released_shipping_policy (tenant_id, catalog_id, merchant_id, revision,
-           publication_revision)
-       VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant_id, merchant_id)
-       DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision""",
+           publication_revision, fields)
+       VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id, merchant_id)
+       DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision,
+           fields = excluded.fields""",
 )
 
 
@@ -343,24 +348,36 @@ def record_release(
            VALUES (%s, %s, %s, %s, %s, %s)""",
         (tenant_id, release.catalog_id, release.publication_revision, decision_id, actor, now),
     )
+    # Each row keeps the fields its release published (the payload's entry): a snapshot export republishes
+    # exactly them, however far the accepted state has moved since (a manual catalog).
+    published = _published_fields(release.payload())
     # A retired item is remembered at the revision that retired it: it is removed once, never published again.
     for item in (*release.items, *release.retired_items):
         conn.execute(
-            """INSERT INTO resolver.released_item (tenant_id, catalog_id, item_id, revision, publication_revision)
-               VALUES (%s, %s, %s, %s, %s)
+            """INSERT INTO resolver.released_item (tenant_id, catalog_id, item_id, revision, publication_revision,
+                   fields)
+               VALUES (%s, %s, %s, %s, %s, %s)
                ON CONFLICT (tenant_id, item_id)
-               DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision""",
-            (tenant_id, item.catalog_id, item.item_id, item.revision, release.publication_revision),
+               DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision,
+                   fields = excluded.fields""",
+            (
+                tenant_id,
+                item.catalog_id,
+                item.item_id,
+                item.revision,
+                release.publication_revision,
+                published.get(("items", item.item_id, item.revision)),
+            ),
         )
     for entry in release.listings:
         conn.execute(
             """INSERT INTO resolver.released_listing (tenant_id, catalog_id, listing_id, item_id, mapping_revision,
-                   listing_revision, publication_revision)
-               VALUES (%s, %s, %s, %s, %s, %s, %s)
+                   listing_revision, publication_revision, fields)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
                ON CONFLICT (tenant_id, listing_id)
                DO UPDATE SET item_id = excluded.item_id, mapping_revision = excluded.mapping_revision,
                    listing_revision = excluded.listing_revision,
-                   publication_revision = excluded.publication_revision""",
+                   publication_revision = excluded.publication_revision, fields = excluded.fields""",
             (
                 tenant_id,
                 entry.listing.catalog_id,
@@ -369,22 +386,44 @@ def record_release(
                 entry.mapping.revision,
                 entry.listing.revision,
                 release.publication_revision,
+                published.get(("listings", entry.listing.listing_id, entry.listing.revision)),
             ),
         )
-    _remember(conn, _MERCHANTS, tenant_id, release, [(m.merchant_id, m) for m in release.merchants])
     _remember(
-        conn, _MERCHANT_SOURCES, tenant_id, release, [(b.source_id, b) for b in release.merchant_sources]
+        conn,
+        _MERCHANTS,
+        tenant_id,
+        release,
+        published,
+        "merchants",
+        [(m.merchant_id, m) for m in release.merchants],
     )
     _remember(
-        conn, _SHIPPING_POLICIES, tenant_id, release, [(p.merchant_id, p) for p in release.shipping_policies]
+        conn,
+        _MERCHANT_SOURCES,
+        tenant_id,
+        release,
+        published,
+        "merchant_sources",
+        [(b.source_id, b) for b in release.merchant_sources],
+    )
+    _remember(
+        conn,
+        _SHIPPING_POLICIES,
+        tenant_id,
+        release,
+        published,
+        "shipping_policies",
+        [(p.merchant_id, p) for p in release.shipping_policies],
     )
     for fact in release.file_facts:
         conn.execute(
             """INSERT INTO resolver.released_file_aggregate (tenant_id, catalog_id, aggregate_type, aggregate_id,
-                   revision, publication_revision)
-               VALUES (%s, %s, %s, %s, %s, %s)
+                   revision, publication_revision, fields)
+               VALUES (%s, %s, %s, %s, %s, %s, %s)
                ON CONFLICT (tenant_id, aggregate_type, aggregate_id)
-               DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision""",
+               DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision,
+                   fields = excluded.fields""",
             (
                 tenant_id,
                 fact.catalog_id,
@@ -392,6 +431,13 @@ def record_release(
                 fact.aggregate_id,
                 fact.revision,
                 release.publication_revision,
+                published.get(
+                    (
+                        "item_pictures" if fact.aggregate_type == "item_pictures" else "classes",
+                        fact.aggregate_id,
+                        fact.revision,
+                    )
+                ),
             ),
         )
 
@@ -401,13 +447,48 @@ def _remember(
     tracking: _Tracking,
     tenant_id: str,
     release: Release,
+    published: dict[tuple[str, str, int], Jsonb],
+    kind: str,
     facts: Sequence[tuple[str, _Revisioned]],
 ) -> None:
     statement = tracking.upsert
     for key, fact in facts:
         conn.execute(
-            statement, (tenant_id, fact.catalog_id, key, fact.revision, release.publication_revision)
+            statement,
+            (
+                tenant_id,
+                fact.catalog_id,
+                key,
+                fact.revision,
+                release.publication_revision,
+                published.get((kind, key, fact.revision)),
+            ),
         )
+
+
+#: The payload list of each kind of released row, and the key of its entries (``_published_fields``).
+_PUBLISHED_KEYS: dict[str, str] = {
+    "items": "item",
+    "listings": "listing",
+    "merchants": "merchant",
+    "merchant_sources": "source_id",
+    "shipping_policies": "merchant",
+    "item_pictures": "item",
+    "classes": "class",
+}
+
+
+def _published_fields(payload: contracts.ReleasePayload) -> dict[tuple[str, str, int], Jsonb]:
+    """(kind, id, revision) -> the fields the release publishes for that row, as its event carries them (a
+    listing by its listing revision; a source binding as the merchant it names)."""
+    document = payload.model_dump(mode="json", by_alias=True)
+    found: dict[tuple[str, str, int], Jsonb] = {}
+    for kind, key in _PUBLISHED_KEYS.items():
+        for entry in document.get(kind, []):
+            revision = entry["listing_revision"] if kind == "listings" else entry["revision"]
+            fields = {"merchant": entry["merchant"]} if kind == "merchant_sources" else entry["fields"]
+            found[(kind, str(entry[key]), int(revision))] = Jsonb(fields)
+    return found
 
 
 def released_revisions(conn: Connection, tenant_id: str, catalog_id: str) -> dict[str, Any]:
@@ -420,35 +501,36 @@ def released_revisions(conn: Connection, tenant_id: str, catalog_id: str) -> dic
             (tenant_id, catalog_id),
         ).fetchone()
     items = conn.execute(
-        """SELECT item_id, revision, publication_revision FROM resolver.released_item
+        """SELECT item_id, revision, publication_revision, fields FROM resolver.released_item
            WHERE tenant_id = %s AND catalog_id = %s ORDER BY item_id""",
         (tenant_id, catalog_id),
     ).fetchall()
     listings = conn.execute(
-        """SELECT listing_id, item_id, mapping_revision, listing_revision, publication_revision
+        """SELECT listing_id, item_id, mapping_revision, listing_revision, publication_revision, fields
            FROM resolver.released_listing WHERE tenant_id = %s AND catalog_id = %s ORDER BY listing_id""",
         (tenant_id, catalog_id),
     ).fetchall()
     # The merchant facts the release publishes (a rebuild republishes them in its generation).
     merchants = conn.execute(
-        """SELECT merchant_id, revision, publication_revision FROM resolver.released_merchant
+        """SELECT merchant_id, revision, publication_revision, fields FROM resolver.released_merchant
            WHERE tenant_id = %s AND catalog_id = %s ORDER BY merchant_id""",
         (tenant_id, catalog_id),
     ).fetchall()
     sources = conn.execute(
-        """SELECT source_id, revision, publication_revision FROM resolver.released_merchant_source
+        """SELECT source_id, revision, publication_revision, fields FROM resolver.released_merchant_source
            WHERE tenant_id = %s AND catalog_id = %s ORDER BY source_id""",
         (tenant_id, catalog_id),
     ).fetchall()
     policies = conn.execute(
-        """SELECT merchant_id, revision, publication_revision FROM resolver.released_shipping_policy
+        """SELECT merchant_id, revision, publication_revision, fields FROM resolver.released_shipping_policy
            WHERE tenant_id = %s AND catalog_id = %s ORDER BY merchant_id""",
         (tenant_id, catalog_id),
     ).fetchall()
     # Seed 004: the item pictures and product classes it publishes (a class whose released revision is its
     # deletion is not public: a rebuild leaves it out).
     file_aggregates = conn.execute(
-        """SELECT aggregate_type, aggregate_id, revision, publication_revision FROM resolver.released_file_aggregate
+        """SELECT aggregate_type, aggregate_id, revision, publication_revision, fields
+           FROM resolver.released_file_aggregate
            WHERE tenant_id = %s AND catalog_id = %s ORDER BY aggregate_type, aggregate_id""",
         (tenant_id, catalog_id),
     ).fetchall()
@@ -465,6 +547,7 @@ def released_revisions(conn: Connection, tenant_id: str, catalog_id: str) -> dic
                 "item_id": r["aggregate_id"],
                 "revision": r["revision"],
                 "publication_revision": r["publication_revision"],
+                "fields": r["fields"],
             }
             for r in file_aggregates
             if r["aggregate_type"] == "item_pictures"
@@ -474,6 +557,7 @@ def released_revisions(conn: Connection, tenant_id: str, catalog_id: str) -> dic
                 "class_id": r["aggregate_id"],
                 "revision": r["revision"],
                 "publication_revision": r["publication_revision"],
+                "fields": r["fields"],
             }
             for r in file_aggregates
             if r["aggregate_type"] == "product_class"

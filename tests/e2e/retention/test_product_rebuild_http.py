@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import psycopg
@@ -37,7 +37,14 @@ from prw_platform.product.scopes import find_scope, project_catalog
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec
 from prw_platform.resolver.files.sources import UploadSource
 from prw_platform.runtime import Budget, run_stage
-from prw_platform.services import PRODUCT_SCOPES, ClientSpec, ProvisionedClient
+from prw_platform.services import (
+    PRODUCT_SCOPES,
+    AuthorizeRelease,
+    ClientSpec,
+    MerchantSpec,
+    ProvisionedClient,
+    RetireItem,
+)
 from tests.e2e.product.decisions import create_and_map
 from tests.integration.files.conftest import png
 
@@ -120,11 +127,11 @@ class Deployment:
     closers: list[Callable[[], None]] = field(default_factory=list)
     catalogs: int = 0
 
-    def stream(self) -> Stream:
+    def stream(self, release_policy: Literal["manual", "automatic"] = "automatic") -> Stream:
         self.catalogs += 1
         catalog, source = f"cat_rbd_{self.catalogs}", f"src_rbd_{self.catalogs}"
         provisioned = self.platform.catalogs.provision(
-            CatalogSpec(TENANT, catalog, "Rebuild", "automatic", (SourceSpec(source, "Rebuild web"),))
+            CatalogSpec(TENANT, catalog, "Rebuild", release_policy, (SourceSpec(source, "Rebuild web"),))
         )
         project_catalog(self.platform.product_db, TENANT, catalog, provisioned.stream.history_epoch)
         client = self.platform.clients.create(
@@ -607,3 +614,59 @@ def test_a_rebuild_keeps_the_released_item_pictures_and_classes_and_leaves_a_del
     assert rebuilt["public_class"] == live["public_class"]
     assert rebuilt["item_pictures_projection"] == live["item_pictures_projection"]
     assert rebuilt["product_class_projection"] == live["product_class_projection"]
+
+
+# --- a manual catalog: the release is not the accepted state -----------------------------------------------------
+
+_PUBLIC_TABLES = {
+    "public_item": "item_id, published_revision, publication_revision, fields",
+    "public_listing": "listing_id, item_id, mapping_revision, listing_revision, publication_revision, fields",
+    "public_merchant": "merchant_id, published_revision, publication_revision, fields",
+    "release_pointer": "release_id, publication_revision",
+}
+
+
+def _public_state(platform: Platform, catalog_id: str, generation: int) -> dict[str, list[tuple[Any, ...]]]:
+    with psycopg.connect(platform.urls.main) as conn:
+        return {
+            table: conn.execute(
+                f"SELECT {columns} FROM product.{table} WHERE tenant_id = %s AND catalog_id = %s "  # noqa: S608
+                "AND generation = %s ORDER BY 1",
+                (TENANT, catalog_id, generation),
+            ).fetchall()
+            for table, columns in _PUBLIC_TABLES.items()
+        }
+
+
+def test_a_manual_catalog_rebuilds_what_its_release_published_though_the_accepted_state_moved_on(
+    deployment: Deployment,
+) -> None:
+    """The release published item and merchant revisions that were then changed and not released (a retirement, a
+    new merchant name, a new item): the rebuilt public snapshot is the released one, not the accepted state."""
+    stream = deployment.stream("manual")
+    platform, actor = deployment.platform, "operator:ada"
+    stream.decide(2)
+    platform.merchants.provision(
+        TENANT, stream.catalog_id, MerchantSpec("mer_rbd", "Rebuild Store"), actor=actor
+    )
+    platform.decisions.release(AuthorizeRelease(stream.catalog_id, actor, "publish"), TENANT)
+    with psycopg.connect(platform.urls.main) as conn:
+        released_item = conn.execute(
+            "SELECT item_id FROM resolver.catalog_item WHERE catalog_id = %s ORDER BY item_id LIMIT 1",
+            (stream.catalog_id,),
+        ).fetchone()[0]
+    platform.decisions.retire_item(RetireItem(stream.catalog_id, released_item, actor, "withdrawn"), TENANT)
+    platform.merchants.provision(
+        TENANT, stream.catalog_id, MerchantSpec("mer_rbd", "Renamed Store"), actor=actor
+    )
+    stream.decide(1)
+    stream.deliver_live()
+    live = _public_state(platform, stream.catalog_id, 1)
+    assert [row[0] for row in live["public_merchant"]] == ["mer_rbd"]
+    assert live["public_merchant"][0][3]["name"] == "Rebuild Store"  # the rename is not released
+    assert released_item in [row[0] for row in live["public_item"]]  # the retirement is not released
+
+    result = stream.rebuild().run(TENANT, stream.catalog_id)
+
+    assert result.generation == 2
+    assert _public_state(platform, stream.catalog_id, 2) == live
