@@ -23,7 +23,7 @@ from prw_platform.db.errors import (
     InvalidData,
 )
 from prw_platform.plugins import PluginError
-from prw_platform.product.errors import InvalidQuery, NotPublic, PictureLinkError
+from prw_platform.product.errors import CatalogPaused, InvalidQuery, NotPublic, PictureLinkError
 from prw_platform.resolver.catalogs import SourceCatalogConflict, StreamNotProvisioned
 from prw_platform.resolver.decisions import (
     CaseNotFound,
@@ -51,6 +51,7 @@ __all__ = [
     "ArtifactTooLarge",
     "AuthError",
     "CaseNotFound",
+    "CatalogPaused",
     "CatalogFileError",
     "ClientProvisioningError",
     "CredentialRevoked",

@@ -27,6 +27,7 @@ from starlette.types import Scope
 from prw_platform.errors import (
     AmbiguousCommit,
     AuthError,
+    CatalogPaused,
     CredentialRevoked,
     DatabaseError,
     DatabaseUnavailable,
@@ -117,6 +118,9 @@ def from_core_error(error: Exception, *, validation_code: str = "VALIDATION_FAIL
         return ApiError(error.status, error.code, str(error), retryable=error.retryable, headers=headers)
     if isinstance(error, InvalidQuery):
         return ApiError(422, error.code, str(error))
+    if isinstance(error, CatalogPaused):
+        # if_product_query 503 UNAVAILABLE: public serving is paused while a restored history is fenced.
+        return ApiError(503, error.code, f"the catalog is paused: {error}; retry later", retryable=True)
     return ApiError(500, INTERNAL, "internal error")
 
 
@@ -187,7 +191,7 @@ def install_error_handlers(app: FastAPI, *, validation_code: str = "VALIDATION_F
     app.add_exception_handler(RequestValidationError, validation_failed)
     app.add_exception_handler(RefusedBody, refused_body)
     app.add_exception_handler(StarletteHTTPException, http_error)
-    for core in (IntakeError, AuthError, StorageError, DatabaseError, InvalidQuery):
+    for core in (IntakeError, AuthError, StorageError, DatabaseError, InvalidQuery, CatalogPaused):
         app.add_exception_handler(core, core_error)
 
 

@@ -64,6 +64,13 @@ class BasketSpansMerchants(InvalidQuery):
     code = "BASKET_SPANS_MERCHANTS"
 
 
+class CatalogPaused(Exception):
+    """if_product_query 503 UNAVAILABLE: public serving of the catalog is paused while its history epoch is fenced
+    (if_projection_bootstrap "Fence restored history"); retry later."""
+
+    code = "UNAVAILABLE"
+
+
 class NotPublic(LookupError):
     """if_product_query 404 NOT_FOUND: no applied release publishes it (the edge renders the 404)."""
 

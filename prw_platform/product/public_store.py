@@ -15,6 +15,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from prw_platform.db.database import Connection
+from prw_platform.product.errors import CatalogPaused
 from prw_platform.product.public_filters import item_conditions
 from prw_platform.product.public_rows import (
     BasketRows,
@@ -40,7 +41,7 @@ from prw_platform.product.public_rows import (
     pictures_of,
     release_of,
 )
-from prw_platform.product.scopes import SERVING_GENERATION_SUBQUERY, ProjectedScope
+from prw_platform.product.scopes import SERVING_GENERATION_SUBQUERY, ProjectedScope, paused_reason
 
 # --- writes: applying a release ------------------------------------------------------------------------------
 
@@ -387,10 +388,23 @@ _RELEASE = sql.SQL(
 ).format(scope=_SCOPE)
 
 
+def _not_served(conn: Connection, tenant_id: str, catalog_id: str) -> None:
+    """A read found no serving generation: nothing when the catalog is not projected here (the caller answers
+    None); ``CatalogPaused`` (503
+    UNAVAILABLE at the edge) while its history epoch is being fenced (``prw epoch fence``), so a consumer never
+    mistakes the pause for an empty catalog. Asked only when the one-statement read found nothing."""
+    reason = paused_reason(conn, tenant_id, catalog_id)
+    if reason is not None:
+        raise CatalogPaused(reason)
+
+
 def current_release(conn: Connection, tenant_id: str, catalog_id: str) -> Release | None:
     """The serving generation's release; None when the catalog is not projected here."""
     row = conn.execute(_RELEASE, {"tenant": tenant_id, "catalog": catalog_id}).fetchone()
-    return None if row is None else release_of(row)
+    if row is None:
+        _not_served(conn, tenant_id, catalog_id)
+        return None
+    return release_of(row)
 
 
 def find_item_detail(conn: Connection, tenant_id: str, catalog_id: str, item_id: str) -> ItemDetailRow | None:
@@ -399,6 +413,7 @@ def find_item_detail(conn: Connection, tenant_id: str, catalog_id: str, item_id:
     params = {"tenant": tenant_id, "catalog": catalog_id, "item": item_id}
     row = conn.execute(_ITEM_DETAIL, params).fetchone()
     if row is None:
+        _not_served(conn, tenant_id, catalog_id)
         return None
     if row["item_id"] is None:
         return ItemDetailRow(release_of(row), None)
@@ -422,6 +437,7 @@ def find_page(
     params: dict[str, Any] = {"tenant": tenant_id, "catalog": catalog_id, "after": after, "limit": limit}
     row = conn.execute(_page_query(search, params), params).fetchone()
     if row is None:
+        _not_served(conn, tenant_id, catalog_id)
         return None
     items = [
         PublicItem(
@@ -441,6 +457,7 @@ def find_source(conn: Connection, tenant_id: str, catalog_id: str, source_id: st
     """What the current release publishes of a source: its public listings and the items that own them."""
     row = conn.execute(_SOURCE, {"tenant": tenant_id, "catalog": catalog_id, "source": source_id}).fetchone()
     if row is None:
+        _not_served(conn, tenant_id, catalog_id)
         return None
     observed = row["last_observed_at"]
     return SourceRow(
@@ -546,6 +563,7 @@ def find_merchants(
     }
     row = conn.execute(_MERCHANTS, params).fetchone()
     if row is None:
+        _not_served(conn, tenant_id, catalog_id)
         return None
     return MerchantRows(release_of(row), [merchant_of(entry) for entry in list_of(row["merchants"])])
 
@@ -558,6 +576,7 @@ def find_item_listings(
         _ITEM_LISTINGS, {"tenant": tenant_id, "catalog": catalog_id, "item": item_id}
     ).fetchone()
     if row is None:
+        _not_served(conn, tenant_id, catalog_id)
         return None
     if row["item_id"] is None:
         return ItemListingsRow(release_of(row), None, ())
@@ -575,6 +594,7 @@ def find_basket(
     params = {"tenant": tenant_id, "catalog": catalog_id, "listings": listing_ids}
     row = conn.execute(_BASKET, params).fetchone()
     if row is None:
+        _not_served(conn, tenant_id, catalog_id)
         return None
     return BasketRows(
         release_of(row), tuple(merchant_listing_of(entry) for entry in list_of(row["listings"]))
@@ -625,5 +645,6 @@ def find_classes(
     }
     row = conn.execute(_CLASSES, params).fetchone()
     if row is None:
+        _not_served(conn, tenant_id, catalog_id)
         return None
     return ClassRows(release_of(row), [class_of(entry) for entry in list_of(row["classes"])])

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 
 from prw_api.product import create_app
@@ -135,3 +136,28 @@ def test_an_unavailable_database_is_503_retryable_with_retry_after(
     for response in (listing, detail):
         assert error_of(response) == (503, "STORAGE_UNAVAILABLE", True)
         assert response.headers["Retry-After"]
+
+
+def test_a_catalog_paused_by_an_epoch_fence_is_503_not_an_empty_catalog(
+    http: httpx.Client, product_api_db_url: str, catalog: object
+) -> None:
+    """if_projection_bootstrap "Fence restored history": while the stream is fenced and rebuilt, public serving
+    answers 503 UNAVAILABLE with Retry-After, never an empty catalog or a 404 a client would believe."""
+    pause = "UPDATE product.projected_scope SET paused_at = now(), paused_reason = %s WHERE tenant_id = %s"
+    with psycopg.connect(product_api_db_url, autocommit=True) as owner:
+        owner.execute(pause, ("epoch fence hep_test_2", TENANT))
+        try:
+            responses = [
+                http.get(path)
+                for path in ("/v1/items", "/v1/items/itm_ssd_p5_1t", "/v1/merchants", "/v1/categories")
+            ]
+        finally:
+            owner.execute(
+                "UPDATE product.projected_scope SET paused_at = NULL, paused_reason = NULL WHERE tenant_id = %s",
+                (TENANT,),
+            )
+    for response in responses:
+        assert error_of(response) == (503, "UNAVAILABLE", True), response.request.url
+        assert response.headers["Retry-After"]
+        assert "epoch fence" in response.json()["error"]["message"]
+    assert http.get("/v1/items/itm_ssd_p5_1t").status_code == 200  # resumed
