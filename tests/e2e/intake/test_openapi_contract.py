@@ -11,13 +11,26 @@ from __future__ import annotations
 import httpx
 import yaml
 
+from prw_api import compose
+from prw_api.server import BackgroundServer
+from prw_platform.bootstrap import Platform
 from tests.support.openapi_contract import CONTRACT, ORIGINS, check_origin
 
 
-def test_the_running_intake_app_serves_exactly_the_checked_in_contract(http: httpx.Client) -> None:
-    served = http.get("/openapi.json")
+def test_the_running_intake_app_serves_exactly_the_checked_in_contract(platform: Platform) -> None:
+    """The app as the composition root builds it for ``prw serve intake``: every route it serves, the export
+    stream and the snapshot exports (if_projection_bootstrap) included."""
+    with BackgroundServer(compose.intake_app(platform)) as server:
+        served = httpx.get(f"{server.url}/openapi.json")
     assert served.status_code == 200
-    check_origin("intake", served.json())
+    document = served.json()
+    assert {"/v1/exports/snapshots", "/v1/exports/snapshots/{export_id}/lease"} <= set(document["paths"])
+    check_origin("intake", document)
+
+
+#: The token endpoint authenticates the client itself; an export object's signed link is its own credential,
+#: scoped to one export and one object (if_projection_bootstrap Authorization).
+_NO_BEARER = frozenset({"/v1/oauth/token", "/v1/exports/snapshots/{export_id}/objects/{aggregate}"})
 
 
 def test_the_contract_declares_the_collector_oauth2_scheme_on_every_collector_route() -> None:
@@ -26,7 +39,7 @@ def test_the_contract_declares_the_collector_oauth2_scheme_on_every_collector_ro
     assert schemes["collectorOAuth2"]["flows"]["clientCredentials"]["tokenUrl"] == "/v1/oauth/token"
     for path, operations in document["paths"].items():
         for method, operation in operations.items():
-            if path == "/v1/oauth/token" or path in document[ORIGINS]["product"]:
+            if path in _NO_BEARER or path in document[ORIGINS]["product"]:
                 continue  # the token endpoint authenticates the client itself; public reads need nothing
             assert {"collectorOAuth2": []} in operation.get("security", []) or any(
                 "collectorOAuth2" in s for s in operation.get("security", [])
