@@ -560,7 +560,10 @@ _PICTURE_TABLES = {
 }
 
 
-def _picture_state(platform: Platform, catalog_id: str, generation: int) -> dict[str, list[tuple[Any, ...]]]:
+def _table_state(
+    platform: Platform, catalog_id: str, generation: int, tables: dict[str, str]
+) -> dict[str, list[tuple[Any, ...]]]:
+    """The rows of each table's ``columns`` in one generation of the catalog, in key order."""
     with psycopg.connect(platform.urls.main) as conn:
         return {
             table: conn.execute(
@@ -568,7 +571,7 @@ def _picture_state(platform: Platform, catalog_id: str, generation: int) -> dict
                 "AND generation = %s ORDER BY 1",
                 (TENANT, catalog_id, generation),
             ).fetchall()
-            for table, columns in _PICTURE_TABLES.items()
+            for table, columns in tables.items()
         }
 
 
@@ -602,14 +605,14 @@ def test_a_rebuild_keeps_the_released_item_pictures_and_classes_and_leaves_a_del
     )
     files.delete_class(TENANT, "cls_gone", actor=actor)
     stream.deliver_live()
-    live = _picture_state(deployment.platform, stream.catalog_id, 1)
+    live = _table_state(deployment.platform, stream.catalog_id, 1, _PICTURE_TABLES)
     assert [row[0] for row in live["public_class"]] == ["cls_kept"]  # the catalog releases automatically
     assert len(live["public_item_pictures"]) == 1
 
     result = stream.rebuild().run(TENANT, stream.catalog_id)
 
     assert result.generation == 2
-    rebuilt = _picture_state(deployment.platform, stream.catalog_id, 2)
+    rebuilt = _table_state(deployment.platform, stream.catalog_id, 2, _PICTURE_TABLES)
     assert rebuilt["public_item_pictures"] == live["public_item_pictures"]
     assert rebuilt["public_class"] == live["public_class"]
     assert rebuilt["item_pictures_projection"] == live["item_pictures_projection"]
@@ -624,18 +627,6 @@ _PUBLIC_TABLES = {
     "public_merchant": "merchant_id, published_revision, publication_revision, fields",
     "release_pointer": "release_id, publication_revision",
 }
-
-
-def _public_state(platform: Platform, catalog_id: str, generation: int) -> dict[str, list[tuple[Any, ...]]]:
-    with psycopg.connect(platform.urls.main) as conn:
-        return {
-            table: conn.execute(
-                f"SELECT {columns} FROM product.{table} WHERE tenant_id = %s AND catalog_id = %s "  # noqa: S608
-                "AND generation = %s ORDER BY 1",
-                (TENANT, catalog_id, generation),
-            ).fetchall()
-            for table, columns in _PUBLIC_TABLES.items()
-        }
 
 
 def test_a_manual_catalog_rebuilds_what_its_release_published_though_the_accepted_state_moved_on(
@@ -661,7 +652,7 @@ def test_a_manual_catalog_rebuilds_what_its_release_published_though_the_accepte
     )
     stream.decide(1)
     stream.deliver_live()
-    live = _public_state(platform, stream.catalog_id, 1)
+    live = _table_state(platform, stream.catalog_id, 1, _PUBLIC_TABLES)
     assert [row[0] for row in live["public_merchant"]] == ["mer_rbd"]
     assert live["public_merchant"][0][3]["name"] == "Rebuild Store"  # the rename is not released
     assert released_item in [row[0] for row in live["public_item"]]  # the retirement is not released
@@ -669,4 +660,4 @@ def test_a_manual_catalog_rebuilds_what_its_release_published_though_the_accepte
     result = stream.rebuild().run(TENANT, stream.catalog_id)
 
     assert result.generation == 2
-    assert _public_state(platform, stream.catalog_id, 2) == live
+    assert _table_state(platform, stream.catalog_id, 2, _PUBLIC_TABLES) == live
