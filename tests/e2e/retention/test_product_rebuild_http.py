@@ -353,22 +353,28 @@ def test_property_a_rebuild_under_continuous_writes_equals_the_serial_applicatio
     stream.decide(before)
     stream.deliver_live()
     writes = iter(during)
+    at_cutover: dict[str, Any] = {}
 
     def continuous_writes(phase: str, done: int, total: int | None) -> None:
         if phase == "cutover":
-            return  # reported after the cutover committed: the assertions below are about that moment
+            # Reported right after the cutover committed, before the rebuild closes the live gap after H (writes
+            # made after H was chosen): the property is about this moment.
+            at_cutover["live"] = stream.live_position()
+            at_cutover["state"] = generation_state(
+                deployment.platform, stream.catalog_id, stream.scope_generation()
+            )
+            return
         stream.decide(next(writes, 0))
         if live_during:
             stream.deliver_live()  # the live applier moves on, possibly past the H the rebuild chose
 
     result = stream.rebuild().run(TENANT, stream.catalog_id, on_progress=continuous_writes)
 
-    assert stream.live_position() == result.target_position
+    assert at_cutover["live"] == result.target_position
     assert result.target_position >= result.start_position
-    assert_same_state(
-        generation_state(deployment.platform, stream.catalog_id, result.generation),
-        serial_application(stream, result.target_position),
-    )
+    assert_same_state(at_cutover["state"], serial_application(stream, result.target_position))
+    # Then the live gap after H is closed at once: contiguous progress reaches the stream's head.
+    assert stream.live_position() == stream.made * 4  # item, listing, mapping, release per decision
 
 
 # --- error rows (if_projection_bootstrap) and the rebuild's own refusals ----------------------------------------------
