@@ -21,7 +21,7 @@ from tests.e2e.admin.conftest import Cases, Operator
 from tests.support.schemathesis_run import exercise
 from tests.support.schemathesis_run import name as _name
 
-MAX_EXAMPLES = 35
+MAX_EXAMPLES = 25
 LOGOUT = "POST /auth/logout"
 
 
