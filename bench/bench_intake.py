@@ -51,6 +51,7 @@ from typing import Protocol
 
 import httpx
 import psycopg
+from bench_spine import clone_templates
 from psycopg import sql
 
 from prw_cli.collector import Collector
@@ -93,6 +94,7 @@ def scratch_settings(admin_url: str, work: Path) -> Iterator[Settings]:
         data_dir=work / "data",
     )
     try:
+        clone_templates(admin_url, name)
         bootstrap(settings, migrate=True).close()
         yield settings
     finally:

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
+from bench_spine import clone_templates
 from psycopg import sql
 
 from prw_api import compose
@@ -79,6 +80,7 @@ def scratch_settings(admin_url: str, work: Path) -> Iterator[Settings]:
         data_dir=work / "data",
     )
     try:
+        clone_templates(admin_url, name)
         bootstrap(settings, migrate=True).close()
         yield settings
     finally:

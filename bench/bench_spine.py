@@ -33,6 +33,7 @@ import argparse
 import atexit
 import itertools
 import json
+import os
 import shutil
 import statistics
 import tempfile
@@ -95,6 +96,21 @@ def server_admin_url(database_url: str | None) -> tuple[str, str]:
     return EmbeddedPostgres(root / "pg", keep_running=False).start(), "embedded PostgreSQL (pgserver)"
 
 
+def clone_templates(admin_url: str, name: str) -> None:
+    """Create the scratch pair from migrated template databases when the caller names them (the test suite's
+    smoke runs: ``BENCH_TEMPLATE_MAIN`` / ``BENCH_TEMPLATE_CONTROL``), instead of migrating two new databases;
+    ``bootstrap(migrate=True)`` then finds them at head. Without them nothing happens here."""
+    for db, kind in ((name, "MAIN"), (f"{name}_control", "CONTROL")):
+        template = os.environ.get(f"BENCH_TEMPLATE_{kind}")
+        if template:
+            with psycopg.connect(admin_url, autocommit=True) as conn:
+                conn.execute(
+                    sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                        sql.Identifier(db), sql.Identifier(template)
+                    )
+                )
+
+
 @contextmanager
 def scratch_platform(admin_url: str, label: str) -> Iterator[Platform]:
     """A migrated main + control database pair of its own, a temporary data dir; all dropped afterwards."""
@@ -106,6 +122,7 @@ def scratch_platform(admin_url: str, label: str) -> Iterator[Platform]:
         data_dir=data_dir,
     )
     try:
+        clone_templates(admin_url, name)
         with bootstrap(settings, migrate=True) as platform:
             yield platform
     finally:

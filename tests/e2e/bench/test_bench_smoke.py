@@ -11,9 +11,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.support.postgres import CONTROL, MAIN
+
 ROOT = Path(__file__).resolve().parents[3]
 RATIO = r"\d+\.\d+"
 DEADLINE_S = 240
+
+
+@pytest.fixture(autouse=True)
+def _scratch_from_templates(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A smoke run on the test server clones its scratch databases from the suite's migrated templates
+    (bench_spine.clone_templates) instead of migrating new ones: same schema, a fraction of the time."""
+    if "pg_admin_url" in request.fixturenames:
+        templates: dict[str, str] = request.getfixturevalue("pg_templates")
+        monkeypatch.setenv("BENCH_TEMPLATE_MAIN", templates[MAIN])
+        monkeypatch.setenv("BENCH_TEMPLATE_CONTROL", templates[CONTROL])
 
 
 def run_bench(script: str, *args: str) -> str:
