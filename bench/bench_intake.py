@@ -49,10 +49,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+import bench_spine
 import httpx
 import psycopg
-from bench_spine import clone_templates
-from psycopg import sql
 
 from prw_cli.collector import Collector
 from prw_platform.bootstrap import bootstrap
@@ -86,21 +85,9 @@ def server_admin_url(database_url: str | None) -> tuple[str, str]:
 
 @contextmanager
 def scratch_settings(admin_url: str, work: Path) -> Iterator[Settings]:
-    """A migrated main + control database pair of its own; dropped afterwards."""
-    name = f"prw_bench_intake_{uuid.uuid4().hex[:8]}"
-    settings = Settings(
-        database_url=with_database(admin_url, name),
-        control_database_url=with_database(admin_url, f"{name}_control"),
-        data_dir=work / "data",
-    )
-    try:
-        clone_templates(admin_url, name)
-        bootstrap(settings, migrate=True).close()
+    """A migrated main + control database pair of its own (bench_spine.scratch_settings); dropped afterwards."""
+    with bench_spine.scratch_settings(admin_url, work / "data", "intake") as settings:
         yield settings
-    finally:
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            for db in (name, f"{name}_control"):
-                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(db)))
 
 
 def provision(settings: Settings, collectors: int) -> list[ProvisionedClient]:

@@ -25,14 +25,12 @@ import json
 import shutil
 import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import bench_spine
 import psycopg
-from bench_spine import clone_templates
-from psycopg import sql
 
 from prw_api import compose
 from prw_api.server import BackgroundServer
@@ -73,20 +71,9 @@ def server_admin_url(database_url: str | None) -> tuple[str, str]:
 
 @contextmanager
 def scratch_settings(admin_url: str, work: Path) -> Iterator[Settings]:
-    name = f"prw_bench_rebuild_{uuid.uuid4().hex[:8]}"
-    settings = Settings(
-        database_url=with_database(admin_url, name),
-        control_database_url=with_database(admin_url, f"{name}_control"),
-        data_dir=work / "data",
-    )
-    try:
-        clone_templates(admin_url, name)
-        bootstrap(settings, migrate=True).close()
+    """A migrated main + control database pair of its own (bench_spine.scratch_settings); dropped afterwards."""
+    with bench_spine.scratch_settings(admin_url, work / "data", "rebuild") as settings:
         yield settings
-    finally:
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            for db in (name, f"{name}_control"):
-                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(db)))
 
 
 class _TimedSource(HttpSnapshotSource):

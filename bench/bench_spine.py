@@ -112,10 +112,10 @@ def clone_templates(admin_url: str, name: str) -> None:
 
 
 @contextmanager
-def scratch_platform(admin_url: str, label: str) -> Iterator[Platform]:
-    """A migrated main + control database pair of its own, a temporary data dir; all dropped afterwards."""
+def scratch_settings(admin_url: str, data_dir: Path, label: str) -> Iterator[Settings]:
+    """Settings of a migrated main + control database pair of its own (cloned from templates when the caller names
+    them, ``clone_templates``); both dropped afterwards."""
     name = f"prw_bench_{label}_{uuid.uuid4().hex[:8]}"
-    data_dir = Path(tempfile.mkdtemp(prefix=f"prw-bench-{label}-"))
     settings = Settings(
         database_url=with_database(admin_url, name),
         control_database_url=with_database(admin_url, f"{name}_control"),
@@ -123,12 +123,22 @@ def scratch_platform(admin_url: str, label: str) -> Iterator[Platform]:
     )
     try:
         clone_templates(admin_url, name)
-        with bootstrap(settings, migrate=True) as platform:
-            yield platform
+        bootstrap(settings, migrate=True).close()
+        yield settings
     finally:
         with psycopg.connect(admin_url, autocommit=True) as conn:
             for db in (name, f"{name}_control"):
                 conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(db)))
+
+
+@contextmanager
+def scratch_platform(admin_url: str, label: str) -> Iterator[Platform]:
+    """A scratch database pair (``scratch_settings``) and a temporary data dir, its platform; all dropped after."""
+    data_dir = Path(tempfile.mkdtemp(prefix=f"prw-bench-{label}-"))
+    try:
+        with scratch_settings(admin_url, data_dir, label) as settings, bootstrap(settings) as platform:
+            yield platform
+    finally:
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
