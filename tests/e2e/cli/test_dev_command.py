@@ -80,8 +80,16 @@ def _answers(url: str) -> bool:
         return False
 
 
-def test_dev_serves_both_apis_and_dagster_and_ctrl_c_stops_every_child(
-    platform: Platform, cli_env: dict[str, str], ports: dict[str, int]
+def _code_servers(pid: int) -> int:
+    return sum("dagster api grpc" in command_line(p) for p in descendants(pid))
+
+
+# Two tests, one Dagster start each (the suite's budget): one serves the demo's catalog and is then killed with
+# SIGKILL; the other has no catalog yet and is stopped with Ctrl-C.
+
+
+def test_dev_serves_both_apis_and_dagster_and_sigkill_leaves_no_process_behind(
+    platform: Platform, cli_settings: Settings, cli_env: dict[str, str], ports: dict[str, int]
 ) -> None:
     # A catalog with public items, as `prw demo` leaves it (captures over HTTP, then the pipeline drained).
     run_demo(platform, drive=False)
@@ -112,54 +120,13 @@ def test_dev_serves_both_apis_and_dagster_and_ctrl_c_stops_every_child(
         assert session["subject"] == "rita"
         assert session["memberships"] == {"ten_primary": "reviewer"}
 
-        # The webserver and the daemon, each with the code server it started.
+        # The webserver and the daemon, each with the code server it started: the grandchildren a parent-death
+        # signal on the Dagster processes alone would leave behind.
+        poll_until(lambda: _code_servers(dev.process.pid) >= 2, "both code servers", START_DEADLINE_S)
         started = descendants(dev.process.pid)
         commands = {pid: command_line(pid) for pid in started}
         assert any("dagster-webserver" in c for c in commands.values())
         assert any("dagster-daemon" in c for c in commands.values())
-        assert sum("dagster api grpc" in c for c in commands.values()) >= 1
-
-        dev.signal_group(signal.SIGINT)
-        assert dev.wait(STOP_DEADLINE_S) == 0
-        orphans = survivors(started)
-
-    assert orphans == {}
-    assert "stopped dagster-webserver" in dev.output
-    assert "stopped dagster-daemon" in dev.output
-    assert not _answers(f"{product}/v1/items")
-
-
-def test_dev_without_a_catalog_says_to_run_the_demo_first_and_still_stops_cleanly(
-    platform: Platform, cli_env: dict[str, str], ports: dict[str, int]
-) -> None:
-    with PrwProcess(_args(ports), cli_env) as dev:
-        hint = dev.wait_for_line("no catalog ten_primary/cat_primary yet", START_DEADLINE_S)
-        dev.wait_for_line("Ctrl-C stops everything", START_DEADLINE_S)
-        started = descendants(dev.process.pid)
-        # Stopped while Dagster is still starting up.
-        dev.signal_group(signal.SIGINT)
-        assert dev.wait(STOP_DEADLINE_S) == 0
-        orphans = survivors(started)
-
-    assert "prw demo" in hint
-    assert orphans == {}
-
-
-def _code_servers(pid: int) -> int:
-    return sum("dagster api grpc" in command_line(p) for p in descendants(pid))
-
-
-def test_dev_killed_with_sigkill_leaves_no_dagster_process_or_code_server_behind(
-    platform: Platform, cli_settings: Settings, cli_env: dict[str, str], ports: dict[str, int]
-) -> None:
-    dagster = f"http://127.0.0.1:{ports['dagster']}"
-    with PrwProcess(_args(ports), cli_env) as dev:
-        dev.wait_for_line("Ctrl-C stops everything", START_DEADLINE_S)
-        poll_until(lambda: _answers(f"{dagster}/server_info"), "the Dagster webserver", START_DEADLINE_S)
-        # The grandchildren a parent-death signal on the Dagster processes alone would leave behind: the
-        # webserver's and the daemon's code servers.
-        poll_until(lambda: _code_servers(dev.process.pid) >= 2, "both code servers", START_DEADLINE_S)
-        started = descendants(dev.process.pid)
         # Every TCP port of the whole tree is one prw dev checks before it starts.
         assert listening_ports(started | {dev.process.pid}) == set(ports.values())
 
@@ -170,6 +137,28 @@ def test_dev_killed_with_sigkill_leaves_no_dagster_process_or_code_server_behind
     assert orphans == {}
     log = (cli_settings.data_dir / "logs" / "dagster-webserver.log").read_text(errors="replace")
     assert f"prw dev (pid {dev.process.pid}) is gone: stopping" in log
+    assert not _answers(f"{product}/v1/items")
+
+
+def test_dev_without_a_catalog_says_to_run_the_demo_first_and_ctrl_c_stops_every_child(
+    platform: Platform, cli_env: dict[str, str], ports: dict[str, int]
+) -> None:
+    dagster = f"http://127.0.0.1:{ports['dagster']}"
+    product = f"http://127.0.0.1:{ports['product']}"
+    with PrwProcess(_args(ports), cli_env) as dev:
+        hint = dev.wait_for_line("no catalog ten_primary/cat_primary yet", START_DEADLINE_S)
+        dev.wait_for_line("Ctrl-C stops everything", START_DEADLINE_S)
+        poll_until(lambda: _answers(f"{dagster}/server_info"), "the Dagster webserver", START_DEADLINE_S)
+        started = descendants(dev.process.pid)
+        dev.signal_group(signal.SIGINT)
+        assert dev.wait(STOP_DEADLINE_S) == 0
+        orphans = survivors(started)
+
+    assert "prw demo" in hint
+    assert orphans == {}
+    assert "stopped dagster-webserver" in dev.output
+    assert "stopped dagster-daemon" in dev.output
+    assert not _answers(f"{product}/v1/items")
 
 
 @pytest.mark.parametrize(
