@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Connection = psycopg.Connection[dict[str, object]]
+#: A statement: literal SQL, composed SQL or the bytes of composed SQL rendered once (``sql.Composed.as_bytes``).
+Query = LiteralString | bytes | psycopg.sql.Composed | psycopg.sql.SQL
 
 #: if_db: retry serialization failures and connection resets up to 3 times.
 MAX_RETRIES = 3
@@ -40,6 +42,7 @@ MAX_TIMEOUT_RETRIES = 1
 
 READ_COMMITTED = psycopg.IsolationLevel.READ_COMMITTED
 INERROR = psycopg.pq.TransactionStatus.INERROR
+IDLE = psycopg.pq.TransactionStatus.IDLE
 REPEATABLE_READ = psycopg.IsolationLevel.REPEATABLE_READ
 SERIALIZABLE = psycopg.IsolationLevel.SERIALIZABLE
 
@@ -73,6 +76,7 @@ class Database:
             timeout=pool_timeout_s,
             open=False,
             configure=self._configure,
+            reset=_reset,
             # No check per checkout (a round trip on every transaction): a broken connection fails its
             # transaction, which ``run`` retries on a fresh one, and ``_connection`` then checks the idle ones.
             check=ConnectionPool.check_connection if check_on_checkout else None,
@@ -173,6 +177,40 @@ class Database:
         returns the committed result when the first attempt did commit (found by its idempotency key), or None
         when it did not, in which case ``work`` is retried. Without it an ambiguous commit raises
         ``AmbiguousCommit``."""
+        return self._run(
+            lambda conn: _done(work(conn)),
+            tenant_id=tenant_id,
+            isolation=isolation,
+            read_only=read_only,
+            verify_commit=verify_commit,
+            pipeline=pipeline,
+        )
+
+    def read_row(
+        self, statement: Query, params: Mapping[str, object], *, tenant_id: str | None
+    ) -> dict[str, object] | None:
+        """One read-only statement in ONE round trip: its BEGIN READ ONLY, the tenant setting, the statement and the
+        COMMIT go out together in pipeline mode and come back after one Sync (``run(pipeline=True)`` costs two:
+        reading a row inside the transaction syncs once before the COMMIT). Retried as ``run`` retries."""
+
+        def work(conn: Connection) -> Callable[[], dict[str, object] | None]:
+            cursor = conn.execute(statement, params)
+            return cursor.fetchone  # read after the COMMIT's Sync, the connection still held
+
+        return self._run(work, tenant_id=tenant_id, read_only=True, pipeline=True)
+
+    def _run(
+        self,
+        work: Callable[[Connection], Callable[[], T]],
+        *,
+        tenant_id: str | None,
+        isolation: psycopg.IsolationLevel = READ_COMMITTED,
+        read_only: bool = False,
+        verify_commit: Callable[[Connection], T | None] | None = None,
+        pipeline: bool = False,
+    ) -> T:
+        """``run``'s transaction and retries; ``work`` returns what to read once the transaction committed (with
+        the connection still held: in pipeline mode, the results of statements it did not read)."""
         attempts = 0
         timeouts = 0
         while True:
@@ -182,10 +220,17 @@ class Database:
                 with self._connection() as conn:
                     conn.isolation_level = isolation
                     conn.read_only = read_only
+                    # psycopg waits for the BEGIN it sends by itself in pipeline mode (a round trip of its own):
+                    # in autocommit for this transaction, the BEGIN is one more statement of the pipeline (set
+                    # before the pipeline opens, which would sync to check the mode change; the pool's reset
+                    # restores it whatever happens).
+                    conn.autocommit = pipeline
                     try:
                         with conn.pipeline() if pipeline else contextlib.nullcontext():
+                            if pipeline:
+                                conn.execute(_begin(isolation, read_only))
                             _set_tenant(conn, tenant_id)
-                            result = work(conn)
+                            finish = work(conn)
                             committing = True
                             if pipeline:
                                 # The COMMIT rides the pipeline's closing Sync, so the statements ``work``
@@ -194,13 +239,16 @@ class Database:
                                 conn.execute("COMMIT")
                             else:
                                 conn.commit()
-                        return result
+                        return finish()
                     except BaseException:
                         # A statement that failed in the pipeline leaves the transaction aborted (its COMMIT
                         # was skipped): roll it back like any failure before the COMMIT.
                         if not conn.closed and (not committing or conn.info.transaction_status == INERROR):
                             conn.rollback()
                         raise
+                    finally:
+                        if pipeline and not conn.closed and conn.info.transaction_status == IDLE:
+                            conn.autocommit = False
             except _RETRYABLE_SQLSTATE as exc:
                 # A serialization failure or deadlock reported by the server, even at COMMIT, is definite: the
                 # transaction rolled back, so re-running it is safe.
@@ -264,6 +312,31 @@ def affected_rows(
     with conn.pipeline():
         cursor = conn.execute(query, params)
     return cursor.rowcount
+
+
+#: The BEGIN of a pipelined transaction, sent as a statement (``Database._run``).
+_BEGIN: dict[tuple[psycopg.IsolationLevel, bool], LiteralString] = {
+    (READ_COMMITTED, False): "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE",
+    (READ_COMMITTED, True): "BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY",
+    (REPEATABLE_READ, False): "BEGIN ISOLATION LEVEL REPEATABLE READ READ WRITE",
+    (REPEATABLE_READ, True): "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    (SERIALIZABLE, False): "BEGIN ISOLATION LEVEL SERIALIZABLE READ WRITE",
+    (SERIALIZABLE, True): "BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY",
+}
+
+
+def _begin(isolation: psycopg.IsolationLevel, read_only: bool) -> LiteralString:
+    return _BEGIN[(isolation, read_only)]
+
+
+def _reset(conn: psycopg.Connection[object]) -> None:
+    """A connection back in the pool (rolled back if it was left in a transaction) is out of autocommit, whatever
+    a pipelined transaction was doing when it failed."""
+    conn.autocommit = False
+
+
+def _done(result: T) -> Callable[[], T]:
+    return lambda: result
 
 
 def _set_tenant(conn: Connection, tenant_id: str | None) -> None:

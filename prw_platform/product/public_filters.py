@@ -8,7 +8,8 @@ evaluates nothing for an absent filter; the shapes are few (prepared per connect
 from __future__ import annotations
 
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from psycopg import sql
 
@@ -33,47 +34,76 @@ _CANONICAL = """coalesce({a}->>'unit', '') = {unit} AND ({a}->>'value' = {canoni
 _CLASS_KEY = "i.fields->'attributes'->{key}->>'value' = ANY({allowed}::text[])"
 
 
-def item_conditions(search: ItemSearch, params: dict[str, Any]) -> list[sql.Composable]:
-    """The conditions ``search`` sets; fills ``params`` with the values of their placeholders."""
+@dataclass(frozen=True, slots=True)
+class SearchShape:
+    """What the text of a list statement depends on: which filters are given, not their values. The statement of a
+    shape is composed once per process (``conditions_of``' callers cache it) and prepared once per connection."""
+
+    #: The simple filters given, in ``_SIMPLE_FILTERS`` order.
+    simple: tuple[str, ...] = ()
+    #: Words of the text search.
+    terms: int = 0
+    #: Per attribute filter, how its canonical value compares: "none" (the profile did not read it), "number"
+    #: (compared as a number too) or "text".
+    attributes: tuple[Literal["none", "number", "text"], ...] = ()
+    #: Per alternative of the class's rule, its number of keys; None without a class filter.
+    class_keys: tuple[int, ...] | None = None
+    facets: bool = False
+
+
+def search_params(search: ItemSearch, params: dict[str, Any]) -> SearchShape:
+    """Fill ``params`` with the values of the placeholders ``conditions_of(shape)`` names; return that shape."""
     filters = search.filters
-    conditions: list[sql.Composable] = []
-    for name, condition in _SIMPLE_FILTERS.items():
-        if getattr(filters, name) is not None:
-            params[name] = getattr(filters, name)
-            conditions.append(sql.SQL(condition))
-    for n, word in enumerate((filters.text or "").split()):
+    simple = tuple(name for name in _SIMPLE_FILTERS if getattr(filters, name) is not None)
+    for name in simple:
+        params[name] = getattr(filters, name)
+    words = (filters.text or "").split()
+    for n, word in enumerate(words):
         params[f"term{n}"] = _like_pattern(word)
-        conditions.append(sql.SQL(_TERM).format(pattern=sql.Placeholder(f"term{n}")))
+    kinds: list[Literal["none", "number", "text"]] = []
     for n, attribute in enumerate(search.attributes):
         params[f"attr{n}_key"], params[f"attr{n}_text"] = attribute.key, attribute.text
-        a = sql.SQL(_ATTRIBUTE).format(key=sql.Placeholder(f"attr{n}_key"))
-        match = sql.SQL(_AS_TYPED).format(a=a, text=sql.Placeholder(f"attr{n}_text"))
-        if attribute.canonical is not None:
-            params[f"attr{n}_canonical"], params[f"attr{n}_unit"] = attribute.canonical, attribute.unit or ""
-            canonical = sql.SQL(_CANONICAL).format(
-                a=a,
-                canonical=sql.Placeholder(f"attr{n}_canonical"),
-                unit=sql.Placeholder(f"attr{n}_unit"),
-                number=sql.SQL(_NUMBER),
-            )
-            # A canonical value that is not a number is never cast (the CASE needs both sides numeric).
-            if not re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", attribute.canonical):
-                canonical = sql.SQL(
-                    "coalesce({a}->>'unit', '') = {unit} AND {a}->>'value' = {canonical}"
-                ).format(
-                    a=a,
-                    canonical=sql.Placeholder(f"attr{n}_canonical"),
-                    unit=sql.Placeholder(f"attr{n}_unit"),
-                )
-            match = sql.SQL("({} OR ({}))").format(match, canonical)
-        conditions.append(sql.SQL("coalesce({}, false)").format(match))
+        if attribute.canonical is None:
+            kinds.append("none")
+            continue
+        params[f"attr{n}_canonical"], params[f"attr{n}_unit"] = attribute.canonical, attribute.unit or ""
+        # A canonical value that is not a number is never cast (the CASE needs both sides numeric).
+        kinds.append("number" if re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", attribute.canonical) else "text")
+    class_keys = None
     if search.item_class is not None:
         params["class_profile"] = search.item_class.profile
-        alternatives: list[sql.Composable] = []
         for a_n, alternative in enumerate(search.item_class.any_of):
-            keys: list[sql.Composable] = [sql.SQL("true")]
             for k_n, (key, allowed) in enumerate(sorted(alternative.items())):
                 params[f"class{a_n}_{k_n}_key"], params[f"class{a_n}_{k_n}_allowed"] = key, list(allowed)
+        class_keys = tuple(len(alternative) for alternative in search.item_class.any_of)
+    if search.facet_keys:
+        params["facet_keys"] = list(search.facet_keys)
+    return SearchShape(simple, len(words), tuple(kinds), class_keys, bool(search.facet_keys))
+
+
+def conditions_of(shape: SearchShape) -> list[sql.Composable]:
+    """The conditions of ``shape``, their placeholders named as ``search_params`` fills them."""
+    conditions: list[sql.Composable] = [sql.SQL(_SIMPLE_FILTERS[name]) for name in shape.simple]
+    for n in range(shape.terms):
+        conditions.append(sql.SQL(_TERM).format(pattern=sql.Placeholder(f"term{n}")))
+    for n, kind in enumerate(shape.attributes):
+        a = sql.SQL(_ATTRIBUTE).format(key=sql.Placeholder(f"attr{n}_key"))
+        match = sql.SQL(_AS_TYPED).format(a=a, text=sql.Placeholder(f"attr{n}_text"))
+        canonical, unit = sql.Placeholder(f"attr{n}_canonical"), sql.Placeholder(f"attr{n}_unit")
+        if kind == "number":
+            either = sql.SQL(_CANONICAL).format(a=a, canonical=canonical, unit=unit, number=sql.SQL(_NUMBER))
+            match = sql.SQL("({} OR ({}))").format(match, either)
+        elif kind == "text":
+            exact = sql.SQL("coalesce({a}->>'unit', '') = {unit} AND {a}->>'value' = {canonical}").format(
+                a=a, canonical=canonical, unit=unit
+            )
+            match = sql.SQL("({} OR ({}))").format(match, exact)
+        conditions.append(sql.SQL("coalesce({}, false)").format(match))
+    if shape.class_keys is not None:
+        alternatives: list[sql.Composable] = []
+        for a_n, count in enumerate(shape.class_keys):
+            keys: list[sql.Composable] = [sql.SQL("true")]
+            for k_n in range(count):
                 keys.append(
                     sql.SQL(_CLASS_KEY).format(
                         key=sql.Placeholder(f"class{a_n}_{k_n}_key"),

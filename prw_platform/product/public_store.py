@@ -9,14 +9,15 @@ caller reads the scope (``scopes.find_scope``) in the same transaction. Nothing 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from prw_platform.db.database import Connection
+from prw_platform.db.database import Connection, Query
 from prw_platform.product.errors import CatalogPaused
-from prw_platform.product.public_filters import item_conditions
+from prw_platform.product.public_filters import SearchShape, conditions_of, search_params
 from prw_platform.product.public_rows import (
     BasketRows,
     ClassRows,
@@ -29,7 +30,6 @@ from prw_platform.product.public_rows import (
     PublicItem,
     PublicListing,
     PublicMerchant,
-    Release,
     SourceRow,
     class_of,
     dict_of,
@@ -349,23 +349,23 @@ _FACETS = """(SELECT coalesce(jsonb_agg(jsonb_build_object('key', key, 'value', 
           FROM facet)"""
 
 
-def _page_query(search: ItemSearch, params: dict[str, Any]) -> sql.Composed:
-    """The list statement for ``search``; fills ``params`` with the values of its placeholders."""
-    conditions = item_conditions(search, params)
+@functools.lru_cache(maxsize=256)
+def _page_statement(shape: SearchShape) -> bytes:
+    """The list statement of a shape, composed once per process (a request only fills its parameters)."""
     matched = sql.SQL(_MATCHED).format(
         generation=sql.SQL(SERVING_GENERATION_SUBQUERY),
-        conditions=sql.SQL(" AND ").join(conditions or [sql.SQL("true")]),
+        conditions=sql.SQL(" AND ").join(conditions_of(shape) or [sql.SQL("true")]),
     )
     ctes: list[sql.Composable] = [matched, sql.SQL(_PAGE)]
     facets: sql.Composable = sql.SQL("'[]'::jsonb")
-    if search.facet_keys:
-        params["facet_keys"] = list(search.facet_keys)
+    if shape.facets:
         ctes.append(sql.SQL(_FACET))
         facets = sql.SQL(_FACETS)
     pictures = sql.SQL(_PICTURES_OF).format(generation=sql.SQL("p.generation"))
-    return sql.SQL(_ITEM_PAGE).format(
+    statement = sql.SQL(_ITEM_PAGE).format(
         scope=_SCOPE, ctes=sql.SQL(", ").join(ctes), facets=facets, pictures=pictures
     )
+    return statement.as_bytes(None)
 
 
 _SOURCE = sql.SQL(
@@ -388,7 +388,7 @@ _RELEASE = sql.SQL(
 ).format(scope=_SCOPE)
 
 
-def _not_served(conn: Connection, tenant_id: str, catalog_id: str) -> None:
+def not_served(conn: Connection, tenant_id: str, catalog_id: str) -> None:
     """A read found no serving generation: nothing when the catalog is not projected here (the caller answers
     None); ``CatalogPaused`` (503
     UNAVAILABLE at the edge) while its history epoch is being fenced (``prw epoch fence``), so a consumer never
@@ -398,23 +398,19 @@ def _not_served(conn: Connection, tenant_id: str, catalog_id: str) -> None:
         raise CatalogPaused(reason)
 
 
-def current_release(conn: Connection, tenant_id: str, catalog_id: str) -> Release | None:
-    """The serving generation's release; None when the catalog is not projected here."""
-    row = conn.execute(_RELEASE, {"tenant": tenant_id, "catalog": catalog_id}).fetchone()
-    if row is None:
-        _not_served(conn, tenant_id, catalog_id)
-        return None
-    return release_of(row)
+def release_read(tenant_id: str, catalog_id: str) -> tuple[Query, dict[str, Any]]:
+    """The one statement reading the serving generation's release (no row: the catalog is not served)."""
+    return _RELEASE, {"tenant": tenant_id, "catalog": catalog_id}
 
 
-def find_item_detail(conn: Connection, tenant_id: str, catalog_id: str, item_id: str) -> ItemDetailRow | None:
-    """A released item with the listings it publicly owns (INV-01), and the current release; None when the
-    catalog is not projected here."""
-    params = {"tenant": tenant_id, "catalog": catalog_id, "item": item_id}
-    row = conn.execute(_ITEM_DETAIL, params).fetchone()
-    if row is None:
-        _not_served(conn, tenant_id, catalog_id)
-        return None
+def item_detail_read(tenant_id: str, catalog_id: str, item_id: str) -> tuple[Query, dict[str, Any]]:
+    """The one statement of an item detail and its parameters (``Database.read_row`` runs it in one round trip;
+    ``item_detail_of`` reads its row)."""
+    return _ITEM_DETAIL, {"tenant": tenant_id, "catalog": catalog_id, "item": item_id}
+
+
+def item_detail_of(row: dict[str, Any]) -> ItemDetailRow:
+    """The row of ``item_detail_read``'s statement (which answers no row when the catalog is not served)."""
     if row["item_id"] is None:
         return ItemDetailRow(release_of(row), None)
     listings = tuple(listing_of(entry) for entry in list_of(row["listings"]))
@@ -429,16 +425,17 @@ def find_item_detail(conn: Connection, tenant_id: str, catalog_id: str, item_id:
     return ItemDetailRow(release_of(row), item)
 
 
-def find_page(
-    conn: Connection, tenant_id: str, catalog_id: str, search: ItemSearch, *, after: str | None, limit: int
-) -> ItemRows | None:
-    """Released items matching ``search``, by item id, the first ``limit`` after item id ``after``, with facet
-    counts over every match (not only the page); None when the catalog is not projected here."""
+def page_read(
+    tenant_id: str, catalog_id: str, search: ItemSearch, *, after: str | None, limit: int
+) -> tuple[Query, dict[str, Any]]:
+    """The one statement of a list page and its parameters: released items matching ``search``, by item id, the
+    first ``limit`` after item id ``after``, with facet counts over every match (not only the page)."""
     params: dict[str, Any] = {"tenant": tenant_id, "catalog": catalog_id, "after": after, "limit": limit}
-    row = conn.execute(_page_query(search, params), params).fetchone()
-    if row is None:
-        _not_served(conn, tenant_id, catalog_id)
-        return None
+    return _page_statement(search_params(search, params)), params
+
+
+def page_of(row: dict[str, Any]) -> ItemRows:
+    """The row of ``page_read``'s statement (which answers no row when the catalog is not served)."""
     items = [
         PublicItem(
             str(e["item_id"]),
@@ -457,7 +454,7 @@ def find_source(conn: Connection, tenant_id: str, catalog_id: str, source_id: st
     """What the current release publishes of a source: its public listings and the items that own them."""
     row = conn.execute(_SOURCE, {"tenant": tenant_id, "catalog": catalog_id, "source": source_id}).fetchone()
     if row is None:
-        _not_served(conn, tenant_id, catalog_id)
+        not_served(conn, tenant_id, catalog_id)
         return None
     observed = row["last_observed_at"]
     return SourceRow(
@@ -563,7 +560,7 @@ def find_merchants(
     }
     row = conn.execute(_MERCHANTS, params).fetchone()
     if row is None:
-        _not_served(conn, tenant_id, catalog_id)
+        not_served(conn, tenant_id, catalog_id)
         return None
     return MerchantRows(release_of(row), [merchant_of(entry) for entry in list_of(row["merchants"])])
 
@@ -576,7 +573,7 @@ def find_item_listings(
         _ITEM_LISTINGS, {"tenant": tenant_id, "catalog": catalog_id, "item": item_id}
     ).fetchone()
     if row is None:
-        _not_served(conn, tenant_id, catalog_id)
+        not_served(conn, tenant_id, catalog_id)
         return None
     if row["item_id"] is None:
         return ItemListingsRow(release_of(row), None, ())
@@ -594,7 +591,7 @@ def find_basket(
     params = {"tenant": tenant_id, "catalog": catalog_id, "listings": listing_ids}
     row = conn.execute(_BASKET, params).fetchone()
     if row is None:
-        _not_served(conn, tenant_id, catalog_id)
+        not_served(conn, tenant_id, catalog_id)
         return None
     return BasketRows(
         release_of(row), tuple(merchant_listing_of(entry) for entry in list_of(row["listings"]))
@@ -645,6 +642,6 @@ def find_classes(
     }
     row = conn.execute(_CLASSES, params).fetchone()
     if row is None:
-        _not_served(conn, tenant_id, catalog_id)
+        not_served(conn, tenant_id, catalog_id)
         return None
     return ClassRows(release_of(row), [class_of(entry) for entry in list_of(row["classes"])])

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from prw_platform.db.database import Connection, Database
+from prw_platform.db.database import Database
 from prw_platform.inputs import unstorable_character
 from prw_platform.plugins.query import QueryVocabulary
 from prw_platform.product import public_store
@@ -36,11 +36,11 @@ from prw_platform.product.public_rows import (
     ClassCondition,
     FacetCount,
     ItemFilters,
-    ItemRows,
     ItemSearch,
     PublicItem,
     PublicListing,
     Release,
+    release_of,
 )
 
 __all__ = [
@@ -154,13 +154,12 @@ class SourceSummary:
 
 def get_release(db: Database, tenant_id: str, catalog_id: str) -> Release:
     """The release the public API serves now (an ETag check: ``If-None-Match`` costs this one query)."""
-    release = db.run(
-        lambda conn: public_store.current_release(conn, tenant_id, catalog_id),
-        tenant_id=tenant_id,
-        read_only=True,
-        pipeline=True,
-    )
-    return release or Release(0, None)
+    statement, params = public_store.release_read(tenant_id, catalog_id)
+    row = db.read_row(statement, params, tenant_id=tenant_id)
+    if row is None:
+        _not_served(db, tenant_id, catalog_id)
+        return Release(0, None)
+    return release_of(row)
 
 
 def list_public_items(
@@ -184,13 +183,13 @@ def list_public_items(
     after = cursors.decode(cursor, filters) if cursor else None
     search = resolve_search(filters, vocabulary, facets)
 
-    def work(conn: Connection) -> ItemRows | None:
-        # One more than a page tells whether a next page exists.
-        return public_store.find_page(conn, tenant_id, catalog_id, search, after=after, limit=limit + 1)
-
-    rows = db.run(work, tenant_id=tenant_id, read_only=True, pipeline=True)
-    if rows is None:  # not projected here: nothing was ever released
+    # One more than a page tells whether a next page exists.
+    statement, params = public_store.page_read(tenant_id, catalog_id, search, after=after, limit=limit + 1)
+    row = db.read_row(statement, params, tenant_id=tenant_id)
+    if row is None:  # not projected here (nothing was ever released), or paused
+        _not_served(db, tenant_id, catalog_id)
         return ItemPage((), None, None)
+    rows = public_store.page_of(row)
     items = tuple(rows.items[:limit])
     next_cursor = cursors.encode(items[-1].item_id, filters) if len(rows.items) > limit else None
     return ItemPage(
@@ -224,13 +223,21 @@ def resolve_search(
 
 def get_public_item_detail(db: Database, tenant_id: str, catalog_id: str, item_id: str) -> ItemDetail:
     """A released item with the listings it publicly owns (INV-01), and the release served (for the ETag)."""
-    row = db.run(
-        lambda conn: public_store.find_item_detail(conn, tenant_id, catalog_id, item_id),
-        tenant_id=tenant_id,
-        read_only=True,
-        pipeline=True,
+    statement, params = public_store.item_detail_read(tenant_id, catalog_id, item_id)
+    row = db.read_row(statement, params, tenant_id=tenant_id)
+    if row is None:  # not projected here, or paused
+        _not_served(db, tenant_id, catalog_id)
+        return ItemDetail(Release(0, None), None)
+    detail = public_store.item_detail_of(row)
+    return ItemDetail(detail.release, detail.item)
+
+
+def _not_served(db: Database, tenant_id: str, catalog_id: str) -> None:
+    """A one-statement read found no serving generation: ``CatalogPaused`` while the catalog's history epoch is
+    being fenced; nothing when it is not projected here (asked only then, in a transaction of its own)."""
+    db.run(
+        lambda conn: public_store.not_served(conn, tenant_id, catalog_id), tenant_id=tenant_id, read_only=True
     )
-    return ItemDetail(Release(0, None), None) if row is None else ItemDetail(row.release, row.item)
 
 
 def get_public_item(db: Database, tenant_id: str, catalog_id: str, item_id: str) -> PublicItem | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -258,3 +260,53 @@ def test_a_pool_without_checkout_checks_retries_a_read_on_a_broken_connection(
         assert again == {"one": 1}
     finally:
         db.close()
+
+
+def _syncs_of(db: Database, trace: Path, read: Callable[[], object]) -> tuple[object, int]:
+    """What ``read`` answers on ``db``'s one pooled connection, and how many Sync messages libpq sent for it
+    (each Sync is a round trip the client waits for)."""
+    with trace.open("w") as out:
+        db.run(lambda conn: conn.pgconn.trace(out.fileno()))
+        try:
+            answer = read()
+        finally:
+            db.run(lambda conn: conn.pgconn.untrace())
+    sent = [line for line in trace.read_text().splitlines() if "\tF\t" in line and "\tSync" in line]
+    return answer, len(sent) - 1  # the untrace's own transaction sends its BEGIN ... before untracing
+
+
+def test_read_row_answers_one_statement_in_one_round_trip_in_a_read_only_transaction_of_the_tenant(
+    db_url: str, tmp_path: Path
+) -> None:
+    db = Database(db_url, role=None, max_size=1, check_on_checkout=False).open()
+    try:
+        statement = (
+            "SELECT current_setting('app.tenant_id', true) AS tenant, "
+            "current_setting('transaction_read_only') AS read_only"
+        )
+        row, syncs = _syncs_of(
+            db, tmp_path / "read_row.trace", lambda: db.read_row(statement, {}, tenant_id="ten_a")
+        )
+        # is_local=true: the tenant is seen only inside the transaction that set it, so both ran in one.
+        assert row == {"tenant": "ten_a", "read_only": "on"}
+        assert syncs == 1
+        # run(pipeline=True) reads its row before the COMMIT: two round trips.
+        _, syncs = _syncs_of(
+            db,
+            tmp_path / "run.trace",
+            lambda: db.run(lambda conn: conn.execute(statement).fetchone(), read_only=True, pipeline=True),
+        )
+        assert syncs == 2
+        assert db.read_row("SELECT 1 AS one WHERE false", {}, tenant_id="ten_a") is None
+    finally:
+        db.close()
+
+
+def test_read_row_refuses_a_write_and_reports_bad_data_leaving_the_connection_clean(
+    owner_db: Database, counter_table: None
+) -> None:
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+        owner_db.read_row("UPDATE public.counter SET n = 5 WHERE id = 1 RETURNING n", {}, tenant_id=None)
+    with pytest.raises(InvalidData):
+        owner_db.read_row("SELECT %(n)s::int AS n", {"n": 2**40}, tenant_id=None)
+    assert owner_db.read_row("SELECT n FROM public.counter WHERE id = 1", {}, tenant_id=None) == {"n": 0}

@@ -1,10 +1,12 @@
 """A counting PostgreSQL proxy on loopback: real connections pass through it byte for byte, and it counts the
 frontend messages that make the client wait for the server, which is what a round trip is.
 
-In the PostgreSQL wire protocol (v3) a client waits for an answer after a simple ``Query`` (``Q``) or after the
-``Sync`` (``S``) that closes an extended-protocol batch (Parse/Bind/Execute...); psycopg's pipeline mode sends
-many statements before one ``Sync``. So ``round_trips`` = ``Q`` + ``S`` messages, counted from the bytes the
-client really sent (the startup packet and the optional SSL/GSS request carry no type byte and are skipped).
+In the PostgreSQL wire protocol (v3) a client waits for an answer after a simple ``Query`` (``Q``), after the
+``Sync`` (``S``) that closes an extended-protocol batch (Parse/Bind/Execute...), or after a ``Flush`` (``H``),
+which psycopg's pipeline mode sends when it reads a result before the batch's Sync. So ``round_trips`` counts the
+turns of the conversation: a Q, S or H the client sends after the server last spoke (several of them sent back to
+back, such as psycopg's Sync + Flush closing a pipeline, are one wait), from the bytes the client really sent (the
+startup packet and the optional SSL/GSS request carry no type byte and are skipped).
 Use ``sslmode=disable`` in the proxied URL so the stream stays readable.
 """
 
@@ -21,7 +23,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 _SSL_REQUEST = 80877103
 _GSSENC_REQUEST = 80877104
-_WAITING = (b"Q", b"S")
+_WAITING = (b"Q", b"S", b"H")
 
 
 class CountingPgProxy:
@@ -31,6 +33,7 @@ class CountingPgProxy:
         self.port: int = self._listener.getsockname()[1]
         self._lock = threading.Lock()
         self._messages: Counter[bytes] = Counter()
+        self._turns = 0
         self._stopped = threading.Event()
         self._threads: list[threading.Thread] = []
         self._sockets: list[socket.socket] = []
@@ -39,15 +42,18 @@ class CountingPgProxy:
     @property
     def round_trips(self) -> int:
         with self._lock:
-            return sum(self._messages[kind] for kind in _WAITING)
+            return self._turns
 
     def messages(self) -> Counter[bytes]:
         with self._lock:
             return Counter(self._messages)
 
-    def _count(self, kind: bytes) -> None:
+    def _count(self, kind: bytes, connection: _Conversation) -> None:
         with self._lock:
             self._messages[kind] += 1
+            if kind in _WAITING and connection.answered:
+                self._turns += 1
+                connection.answered = False
 
     def url(self, database_url: str) -> str:
         """``database_url`` through this proxy (host and port replaced, SSL off)."""
@@ -93,10 +99,11 @@ class CountingPgProxy:
                 _close(client)
                 continue
             self._sockets += [client, server]
-            self._spawn(self._frontend, client, server)
-            self._spawn(_pump, server, client)
+            conversation = _Conversation()
+            self._spawn(self._frontend, client, server, conversation)
+            self._spawn(_pump, server, client, conversation)
 
-    def _frontend(self, client: socket.socket, server: socket.socket) -> None:
+    def _frontend(self, client: socket.socket, server: socket.socket, conversation: _Conversation) -> None:
         """Client to server: forward every chunk as read, and parse it into messages to count them."""
         buffer = b""
         started = False
@@ -130,11 +137,17 @@ class CountingPgProxy:
                 (length,) = struct.unpack("!i", buffer[1:5])
                 if len(buffer) < 1 + length:
                     break
-                self._count(buffer[:1])
+                self._count(buffer[:1], conversation)
                 buffer = buffer[1 + length :]
 
 
-def _pump(source: socket.socket, sink: socket.socket) -> None:
+class _Conversation:
+    """One client connection: whether the server spoke since the client last waited for it."""
+
+    answered = True
+
+
+def _pump(source: socket.socket, sink: socket.socket, conversation: _Conversation) -> None:
     while True:
         try:
             chunk = source.recv(65536)
@@ -143,6 +156,7 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
         if not chunk:
             _close(sink)
             return
+        conversation.answered = True
         try:
             sink.sendall(chunk)
         except OSError:

@@ -4,10 +4,11 @@ resolution queue, the history epoch cached as in production (``PRW_INTAKE_EPOCH_
 
 Before the change one capture cost 35 round trips in 6 transactions (credential read, stored artifacts, control
 epoch, capture transaction, queue send, enqueued mark, each with a pool check), then 8 round trips of one
-transaction; it is now one transaction in pipeline mode and two round trips: BEGIN, the tenant, the credential
-(if_capture_submit: "Token valid in form but client revoked" is still checked on every request), the stored
-artifacts, the key's advisory lock and the key's receipt in the first; the writes, the job's message and the
-COMMIT in the second. A change that adds a round trip fails here."""
+transaction, then 3 (psycopg waited for the BEGIN it sent by itself in pipeline mode); it is now one transaction in
+pipeline mode and two round trips: BEGIN, the tenant, the credential (if_capture_submit: "Token valid in form but
+client revoked" is still checked on every request), the stored artifacts, the key's advisory lock and the key's
+receipt in the first (read with a Flush); the writes, the job's message and the COMMIT in the second (the
+transaction's one Sync). A change that adds a round trip fails here."""
 
 from __future__ import annotations
 
@@ -113,9 +114,9 @@ def test_a_capture_costs_one_transaction_of_two_round_trips(
     sent = proxy.messages() - messages_before
 
     assert per_capture == ROUND_TRIPS_PER_CAPTURE, f"{per_capture} round trips per capture: {dict(sent)}"
-    # One pipeline per capture: its two Syncs are its two round trips; BEGIN and COMMIT are in it, so no
-    # statement travels as a simple query of its own.
-    assert sent[b"S"] == ROUND_TRIPS_PER_CAPTURE * CAPTURES, dict(sent)
+    # One pipeline per capture: the reads' Flush and the one Sync that closes it are its two round trips; BEGIN
+    # and COMMIT are in it, so no statement travels as a simple query of its own.
+    assert sent[b"S"] == CAPTURES, dict(sent)
     assert sent[b"Q"] == 0, dict(sent)
     # Durable in that one transaction: every job row is enqueued and its message is on the queue.
     rows = job_rows(owner_db, world.tenant)

@@ -26,6 +26,7 @@ from tests.e2e.retention.test_product_rebuild_http import (  # noqa: F401 (the f
     Deployment,
     deployment,
     generation_state,
+    module_deployment,
 )
 
 
