@@ -577,6 +577,8 @@ class Platform:
             source_factory=lambda: self.snapshot_source,
             gap_source_factory=lambda: self.export_source,
             clock=self.clock,
+            stale_after=timedelta(seconds=self.settings.rebuild_stale_after_seconds),
+            cleanup_chunk_rows=self.settings.rebuild_cleanup_chunk_rows,
         )
 
     @cached_property

@@ -140,3 +140,53 @@ def test_prw_product_rebuild_and_prw_epoch_fence_print_their_results(platform: P
     assert fenced.exit_code == 0, fenced.output
     assert "Fenced" in fenced.output
     assert serving_generation(platform) == 3
+
+
+class Killed(BaseException):
+    """The rebuild's process dies here: none of its handlers run (its row stays active, its lease held)."""
+
+
+def kill_while_loading(phase: str, done: int, total: int | None) -> None:
+    if phase == "load":
+        raise Killed(phase)
+
+
+def kill_a_rebuild() -> None:
+    """A rebuild process (configured from the ``PRW_*`` environment, as ``prw`` is) that dies mid-load."""
+    with bootstrap(Settings()) as process, pytest.raises(Killed):
+        process.product_rebuild.run(TENANT, CATALOG, on_progress=kill_while_loading)
+
+
+def test_a_dead_rebuild_is_recovered_with_prw_product_rebuild_abandon_and_the_jobs_abandon_stale(
+    platform: Platform,
+) -> None:
+    kill_a_rebuild()
+    runner = CliRunner()
+    running = runner.invoke(prw, ["product", "rebuild", "--tenant", TENANT, "--catalog", CATALOG])
+    assert running.exit_code == 1
+    assert "REBUILD_RUNNING" in running.output
+    assert "--abandon" in running.output
+    live = runner.invoke(prw, ["product", "rebuild", "--tenant", TENANT, "--catalog", CATALOG, "--abandon"])
+    assert live.exit_code == 1
+    assert "REBUILD_LIVE" in live.output
+    forced = runner.invoke(
+        prw, ["product", "rebuild", "--tenant", TENANT, "--catalog", CATALOG, "--abandon", "--force"]
+    )
+    assert forced.exit_code == 0, forced.output
+    assert "Abandoned rebuild" in forced.output
+    assert "released" in forced.output
+    assert serving_generation(platform) == 1
+
+    # The Dagster job: abandon_stale (forced here: the heartbeat is fresh) first, then the rebuild.
+    kill_a_rebuild()
+    with dg.instance_for_test() as instance:
+        config = {"tenant": TENANT, "catalog": CATALOG, "abandon_stale": True, "force_abandon": True}
+        result = product_rebuild.execute_in_process(
+            run_config={"ops": {"rebuild_product_projection": {"config": config}}},
+            resources={"platform": PlatformResource()},
+            instance=instance,
+        )
+        logged = [entry.user_message for entry in instance.all_logs(result.run_id)]
+    assert result.success
+    assert any(line.startswith("abandoned rebuild rbd_") for line in logged), logged
+    assert serving_generation(platform) == 4  # above the two abandoned generations (2 and 3)
