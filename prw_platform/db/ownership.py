@@ -54,6 +54,7 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "resolver.catalog_item": "prw_platform.resolver.decisions.facts",
         "resolver.listing": "prw_platform.resolver.decisions.facts",
         "resolver.listing_mapping": "prw_platform.resolver.decisions.facts",
+        "resolver.inventory_observation": "prw_platform.resolver.decisions.facts",
         "resolver.item_identifier": "prw_platform.resolver.decisions.identity",
         "resolver.stream_cursor": "prw_platform.resolver.decisions.stream",
         "resolver.outbox": "prw_platform.resolver.outbox",

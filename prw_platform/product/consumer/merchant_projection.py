@@ -15,6 +15,7 @@ Writes are set-based, one statement per table for a batch. This module owns ``me
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from psycopg import sql
@@ -24,6 +25,19 @@ from prw_platform.db.arrays import int_array, json_array, text_array
 from prw_platform.db.database import Connection
 from prw_platform.product.events import ProductEvent
 from prw_platform.product.scopes import ProjectedScope
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRow:
+    """One exported observation (a line of a snapshot export's ``inventory_history`` object)."""
+
+    listing: str
+    listing_revision: int
+    price: str | None
+    currency: str | None
+    availability: str | None
+    observed_at: str
+
 
 #: aggregate type -> (the statement's head naming its projection table, the table's key column).
 _FACT_TABLES: Final = {
@@ -90,6 +104,35 @@ def record_observations(
             text_array(listing.availability for _, listing in observations),
             text_array(listing.observed_at for _, listing in observations),
             int_array(event.position for event, _ in observations),
+        ),
+    )
+
+
+def record_history(
+    conn: Connection, scope: ProjectedScope, history: Sequence[HistoryRow], position: int
+) -> None:
+    """A rebuild's load of the exported inventory history (its ``inventory_history`` object): the same rows the
+    live consumer recorded from each ``listing.observed``, at the snapshot's position W."""
+    if not history:
+        return
+    conn.execute(
+        """INSERT INTO product.inventory_observation (tenant_id, catalog_id, generation, listing_id,
+               listing_revision, price, currency, availability, observed_at, position)
+           SELECT %s, %s, %s, l, r, pr::numeric, c, a, o::timestamptz, %s
+             FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[])
+                  AS u(l, r, pr, c, a, o)
+           ON CONFLICT (tenant_id, catalog_id, generation, listing_id, listing_revision) DO NOTHING""",
+        (
+            scope.tenant_id,
+            scope.catalog_id,
+            scope.serving_generation,
+            position,
+            text_array(row.listing for row in history),
+            int_array(row.listing_revision for row in history),
+            text_array(row.price for row in history),
+            text_array(row.currency for row in history),
+            text_array(row.availability for row in history),
+            text_array(row.observed_at for row in history),
         ),
     )
 

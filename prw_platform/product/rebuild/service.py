@@ -54,8 +54,10 @@ from prw_platform.product.gaps import ExportSource, StreamKey, close_gap
 from prw_platform.product.rebuild import records
 from prw_platform.product.rebuild.client import Manifest, RebuildRefused, SnapshotSource
 from prw_platform.product.rebuild.load import (
+    INVENTORY_HISTORY,
     LoadedState,
     SnapshotInvalid,
+    load_inventory_history,
     load_object,
     load_release,
     snapshot_events,
@@ -276,6 +278,16 @@ class ProductRebuild:
             self._renew(source, manifest, record)
             if obj.aggregate == "release":
                 release_data = data
+                continue
+            if obj.aggregate == INVENTORY_HISTORY:
+
+                def history_done(rows: int) -> None:
+                    report("load", state.rows, total)
+                    self._renew(source, manifest, record)
+
+                state.rows += load_inventory_history(
+                    self.db, shadow, data, position=manifest.position, on_chunk=history_done
+                )
                 continue
 
             def chunk_done(rows: int) -> None:
