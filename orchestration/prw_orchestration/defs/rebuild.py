@@ -3,7 +3,9 @@
 * ``product_rebuild`` job: an operator launches it from the UI with config (tenant, catalog, optional target H).
   Its op runs ``Platform.product_rebuild`` (the same operation as ``prw product rebuild``), logging each phase's
   progress (export, load, catch up, cutover) and recording a materialization of the ``product_projection`` asset
-  with the new generation, W and H.
+  with the new generation, W and H. With ``abandon_stale: true`` it first abandons the catalog's running rebuild
+  whose process died (its heartbeat older than PRW_REBUILD_STALE_AFTER_SECONDS; ``force_abandon: true`` also a live
+  one), as ``prw product rebuild --abandon [--force]`` does, then rebuilds.
 * ``epoch_fence`` job: fences restored history (``Platform.epoch_fencing``, as ``prw epoch fence --yes``). It needs
   explicit config to run: the tenant, the catalog and ``confirm`` spelling ``fence <tenant>/<catalog>``; anything
   else fails the run before any change.

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from prw_api import compose
 from prw_api.server import BackgroundServer
 from prw_cli.main import app as prw
+from prw_orchestration.defs.pipeline import stage_job
 from prw_orchestration.defs.rebuild import epoch_fence, product_rebuild
 from prw_orchestration.resources import PlatformResource
 from prw_platform.bootstrap import Platform, bootstrap
@@ -85,7 +86,8 @@ def test_product_rebuild_job_takes_its_config_logs_progress_and_records_the_proj
     (event,) = result.get_asset_materialization_events()
     metadata = {k: v.value for k, v in event.materialization.metadata.items()}
     assert (metadata["generation"], metadata["cutover_position_h"]) == (2, 8)
-    for phase in ("export: 0", "load: 6 / 6", "cutover: 8 / 8", "cut over to generation 2 at position 8"):
+    # 6 aggregates and 2 inventory observations loaded
+    for phase in ("export: 0", "load: 8 / 8", "cutover: 8 / 8", "cut over to generation 2 at position 8"):
         assert phase in logged, logged
     assert serving_generation(platform) == 2
 
@@ -190,3 +192,25 @@ def test_a_dead_rebuild_is_recovered_with_prw_product_rebuild_abandon_and_the_jo
     assert result.success
     assert any(line.startswith("abandoned rebuild rbd_") for line in logged), logged
     assert serving_generation(platform) == 4  # above the two abandoned generations (2 and 3)
+
+
+def test_the_rebuild_cleanup_job_drops_the_replaced_generation_in_chunks_and_logs_its_progress(
+    platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PRW_REBUILD_CLEANUP_AFTER_SECONDS", "0")
+    monkeypatch.setenv("PRW_REBUILD_CLEANUP_CHUNK_ROWS", "2")
+    rebuilt = CliRunner().invoke(prw, ["product", "rebuild", "--tenant", TENANT, "--catalog", CATALOG])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    job = stage_job(platform.stages["rebuild-cleanup"])
+    with dg.instance_for_test() as instance:
+        result = job.execute_in_process(resources={"platform": PlatformResource()}, instance=instance)
+        logged = [entry.user_message for entry in instance.all_logs(result.run_id)]
+    assert result.success
+    progress = [line for line in logged if "rows dropped so far" in line]
+    # Generation 1 holds 2 items with their listings, mappings, releases and inbox rows: several chunks of 2 rows
+    # per table.
+    assert len(progress) >= 2, logged
+    assert progress[0].startswith(
+        f"rebuild-cleanup: generation 1 of {TENANT}/{CATALOG} (cut_over rebuild rbd_"
+    )
+    assert "rebuild-cleanup: 1 taken: generations_dropped 1 in 2 batches" in logged, logged
