@@ -6,10 +6,16 @@ job that refuses to run without explicit config, and the same operations as ``pr
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import dagster as dg
+import psycopg
 import pytest
 from typer.testing import CliRunner
 
@@ -214,3 +220,63 @@ def test_the_rebuild_cleanup_job_drops_the_replaced_generation_in_chunks_and_log
         f"rebuild-cleanup: generation 1 of {TENANT}/{CATALOG} (cut_over rebuild rbd_"
     )
     assert "rebuild-cleanup: 1 taken: generations_dropped 1 in 2 batches" in logged, logged
+
+
+_REBUILD_PROCESS = """
+import sys, threading
+from pathlib import Path
+from prw_platform.bootstrap import bootstrap
+from prw_platform.config import Settings
+
+marker = Path(sys.argv[1])
+
+def hang_while_loading(phase, done, total):
+    if phase == "load":
+        marker.write_text("loading")
+        threading.Event().wait()  # killed here
+
+with bootstrap(Settings()) as platform:
+    platform.product_rebuild.run(sys.argv[2], sys.argv[3], on_progress=hang_while_loading)
+"""
+
+
+def projected_items(platform: Platform, generation: int) -> list[tuple[str, int]]:
+    with psycopg.connect(platform.urls.main) as conn:
+        return [
+            (row[0], row[1])
+            for row in conn.execute(
+                "SELECT item_id, revision FROM product.item_projection WHERE tenant_id = %s AND catalog_id = %s "
+                "AND generation = %s ORDER BY item_id",
+                (TENANT, CATALOG, generation),
+            ).fetchall()
+        ]
+
+
+def test_a_rebuild_process_killed_mid_load_is_abandoned_once_stale_and_the_catalog_rebuilt(
+    platform: Platform, tmp_path: Path
+) -> None:
+    marker = tmp_path / "loading"
+    process = subprocess.Popen([sys.executable, "-c", _REBUILD_PROCESS, str(marker), TENANT, CATALOG])
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert process.poll() is None, "the rebuild process ended before it loaded"
+            assert time.monotonic() < deadline, "the rebuild process never reached its load"
+            threading.Event().wait(0.05)
+    finally:
+        process.kill()  # SIGKILL: no handler of the rebuild runs
+        process.wait()
+    runner = CliRunner()
+    running = runner.invoke(prw, ["product", "rebuild", "--tenant", TENANT, "--catalog", CATALOG])
+    assert running.exit_code == 1
+    assert "REBUILD_RUNNING" in running.output
+    # Ten minutes later (a platform whose clock is ahead): the dead rebuild's heartbeat is stale.
+    later = Settings().model_copy(update={"rebuild_stale_after_seconds": 600})
+    with bootstrap(later, clock=lambda: datetime.now(UTC) + timedelta(seconds=601)) as operator:
+        abandoned = operator.product_rebuild.abandon(TENANT, CATALOG)
+    assert abandoned.status_before == "loading"
+    assert abandoned.lease_released
+    rebuilt = runner.invoke(prw, ["product", "rebuild", "--tenant", TENANT, "--catalog", CATALOG])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert serving_generation(platform) == 3
+    assert projected_items(platform, 3) == projected_items(platform, 1)
