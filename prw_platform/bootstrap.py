@@ -45,7 +45,7 @@ from prw_platform.product.pictures import PictureLinks
 from prw_platform.product.queries import CursorCodec
 from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
 from prw_platform.product.rebuild import HttpSnapshotSource, ProductRebuild, SnapshotSource
-from prw_platform.product.rebuild.service import RebuildCleanup
+from prw_platform.product.rebuild.cleanup import RebuildCleanup
 from prw_platform.product.retention_report import ProgressReporter, ProgressSink
 from prw_platform.provisioning import CatalogProvisioning
 from prw_platform.queues import (

@@ -44,14 +44,20 @@ import psycopg
 
 from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Connection, Database
-from prw_platform.product import progress, public_store
-from prw_platform.product.consumer import inbox, merchant_projection, picture_projection, projection
+from prw_platform.product import progress
+from prw_platform.product.consumer import inbox
 from prw_platform.product.consumer.apply import ShadowTarget, apply_events, deliver_in
 from prw_platform.product.consumer.outcomes import DeliveryResult
 from prw_platform.product.errors import RejectedDelivery
 from prw_platform.product.events import ProductEvent, parse_delivery
 from prw_platform.product.gaps import ExportSource, StreamKey, close_gap
 from prw_platform.product.rebuild import records
+from prw_platform.product.rebuild.cleanup import (
+    CLEANUP_CHUNK_ROWS,
+    CleanupProgress,
+    drop_finished_generations,
+    drop_generation,
+)
 from prw_platform.product.rebuild.client import Manifest, RebuildRefused, SnapshotSource
 from prw_platform.product.rebuild.load import (
     INVENTORY_HISTORY,
@@ -72,12 +78,6 @@ TAIL_PAGE: Final = 1_000
 
 #: Reports progress: (phase, done, total or None).
 ProgressCallback = Callable[[str, int, int | None], None]
-
-#: Rows per table per cleanup transaction (``clean_up``).
-CLEANUP_CHUNK_ROWS: Final = 5_000
-
-#: Reports the cleanup's progress: (the rebuild, the generation being dropped, rows removed so far).
-CleanupProgress = Callable[[RebuildRecord, int, int], None]
 
 
 class RebuildFailed(Exception):
@@ -239,7 +239,7 @@ class ProductRebuild:
             )
             shadow = ProjectedScope(locked.tenant_id, locked.catalog_id, locked.history_epoch, generation)
             # A failed rebuild's leftovers in this generation are not ours to build on.
-            _drop_generation(conn, shadow, generation)
+            drop_generation(conn, shadow, generation)
             progress.start_cursor(conn, shadow, progress.REBUILD_CONSUMER, manifest.position)
             return records.start(
                 conn,
@@ -521,7 +521,7 @@ class ProductRebuild:
             f"{', stale' if age >= self.stale_after.total_seconds() else ''}); {recover}"
         )
 
-    # -- cleanup (the ``rebuild_cleanup`` stage) -------------------------------------------------------------------
+    # -- cleanup (the ``rebuild_cleanup`` stage, ``cleanup``) ------------------------------------------------------
     def clean_up(
         self,
         reads: Database,
@@ -531,77 +531,15 @@ class ProductRebuild:
         chunk_rows: int | None = None,
         on_progress: CleanupProgress | None = None,
     ) -> list[RebuildRecord]:
-        """Drop the generations finished rebuilds left: the replaced one after a cutover, a failed or abandoned
-        one's own. Never the serving generation, nor one an active rebuild loads.
-
-        A generation goes in chunks of at most ``chunk_rows`` rows per table, one transaction each, re-checking
-        under the scope lock each time; the rebuild is marked cleaned in the transaction that finds nothing left.
-        A crash in between loses nothing: the next run finds the rebuild still uncleaned and deletes what is left.
-        """
-        chunk = chunk_rows or self.cleanup_chunk_rows
-        finished_before: datetime = self.clock() - older_than
-        done: list[RebuildRecord] = []
-        for record in reads.run(lambda conn: records.uncleaned(conn, finished_before, limit), read_only=True):
-            generation = record.previous_generation if record.status == "cut_over" else record.generation
-            dropped = ProjectedScope(record.tenant_id, record.catalog_id, record.history_epoch, generation)
-
-            def work(
-                conn: Connection, record: RebuildRecord = record, dropped: ProjectedScope = dropped
-            ) -> int | None:
-                scope = find_scope(conn, record.tenant_id, record.catalog_id, lock=True)
-                active = records.active(conn, record.tenant_id, record.catalog_id)
-                generation = dropped.serving_generation
-                if scope is not None and (
-                    scope.serving_generation == generation
-                    or (active is not None and active.generation == generation)
-                ):
-                    return None
-                removed = _drop_generation(conn, dropped, generation, chunk)
-                if removed == 0:
-                    records.mark_cleaned(conn, record.tenant_id, record.rebuild_id)
-                return removed
-
-            removed_total = 0
-            while True:
-                removed = self.db.run(work, tenant_id=record.tenant_id)
-                if removed is None:
-                    break
-                if removed == 0:
-                    done.append(record)
-                    break
-                removed_total += removed
-                if on_progress is not None:
-                    on_progress(record, generation, removed_total)
-        return done
-
-
-@dataclass
-class RebuildCleanup:
-    """The ``rebuild-cleanup`` stage's service."""
-
-    rebuild: ProductRebuild
-    reads: Database
-    older_than: timedelta
-
-    def has_work(self) -> bool:
-        finished_before = self.rebuild.clock() - self.older_than
-        return bool(self.reads.run(lambda conn: records.uncleaned(conn, finished_before, 1), read_only=True))
-
-    def run_batch(self, limit: int, on_progress: CleanupProgress | None = None) -> list[RebuildRecord]:
-        return self.rebuild.clean_up(self.reads, self.older_than, limit, on_progress=on_progress)
-
-
-def _drop_generation(
-    conn: Connection, scope: ProjectedScope, generation: int, limit: int | None = None
-) -> int:
-    """At most ``limit`` rows of each table of the generation (None: all); the number removed."""
-    return (
-        projection.drop_generation(conn, scope, generation, limit)
-        + merchant_projection.drop_generation(conn, scope, generation, limit)
-        + picture_projection.drop_generation(conn, scope, generation, limit)
-        + public_store.drop_generation(conn, scope, generation, limit)
-        + inbox.drop_generation(conn, scope, generation, limit)
-    )
+        """Drop the generations finished rebuilds left (``cleanup.drop_finished_generations``)."""
+        return drop_finished_generations(
+            self.db,
+            reads,
+            self.clock() - older_than,
+            limit,
+            chunk_rows=chunk_rows or self.cleanup_chunk_rows,
+            on_progress=on_progress,
+        )
 
 
 def _abandoned(record: RebuildRecord) -> RebuildFailed:
