@@ -8,9 +8,11 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from alembic import command
 
 from prw_platform.db.database import Database
 from prw_platform.db.errors import InsufficientPrivilege
+from prw_platform.db.migrate import MAIN, alembic_config
 from prw_platform.resolver.decisions import facts
 from tests.integration.resolver.decision_builders import T0, Catalog
 
@@ -63,3 +65,25 @@ def test_the_inventory_history_is_append_only_for_the_resolver(
     catalog.decide(catalog.create(1))
     with pytest.raises(InsufficientPrivilege):
         resolver_db.run(lambda conn: conn.execute(statement), tenant_id=catalog.tenant_id)
+
+
+def test_the_migration_backfills_each_listing_with_its_current_observation(
+    catalog: Catalog, resolver_db: Database, db_url: str
+) -> None:
+    """Migration 0021 on a database with listings: the history before it is not known on the resolver side, so each
+    listing's history starts at its current revision (a downgrade to 0020 and back stands in for the upgrade)."""
+    created = catalog.decide(catalog.create(1))
+    assert created.item_id
+    catalog.decide(catalog.map("rec_1", created.item_id, price="119.00", observed_at=T0 + timedelta(days=1)))
+    config = alembic_config(MAIN, db_url)
+    command.downgrade(config, "0020_released_fields")
+    command.upgrade(config, "heads")
+
+    history = resolver_db.run(
+        lambda conn: facts.inventory_history(conn, catalog.tenant_id, catalog.stream.catalog_id),
+        tenant_id=catalog.tenant_id,
+        read_only=True,
+    )
+    assert [(h.listing_id, h.listing_revision, h.price) for h in history] == [
+        (created.listing_id, 2, Decimal("119.00"))
+    ]
