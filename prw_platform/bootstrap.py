@@ -45,7 +45,7 @@ from prw_platform.product.pictures import PictureLinks
 from prw_platform.product.queries import CursorCodec
 from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
 from prw_platform.product.rebuild import HttpSnapshotSource, ProductRebuild, SnapshotSource
-from prw_platform.product.rebuild.service import RebuildCleanup
+from prw_platform.product.rebuild.cleanup import RebuildCleanup
 from prw_platform.product.retention_report import ProgressReporter, ProgressSink
 from prw_platform.provisioning import CatalogProvisioning
 from prw_platform.queues import (
@@ -577,6 +577,8 @@ class Platform:
             source_factory=lambda: self.snapshot_source,
             gap_source_factory=lambda: self.export_source,
             clock=self.clock,
+            stale_after=timedelta(seconds=self.settings.rebuild_stale_after_seconds),
+            cleanup_chunk_rows=self.settings.rebuild_cleanup_chunk_rows,
         )
 
     @cached_property

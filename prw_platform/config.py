@@ -193,6 +193,11 @@ class Settings(BaseSettings):
     #: A product rebuild's replaced generation (or a failed rebuild's own) is dropped this long after it finished
     #: (the ``rebuild-cleanup`` stage), so an operator can still compare it meanwhile.
     rebuild_cleanup_after_seconds: int = Field(default=3600, ge=0)
+    #: The rebuild cleanup drops a generation in transactions of at most this many rows per table.
+    rebuild_cleanup_chunk_rows: int = Field(default=5_000, ge=1)
+    #: A running rebuild renews its heartbeat with its export lease (every minute); one whose heartbeat is older
+    #: than this is stale, and ``prw product rebuild --abandon`` may abandon it (its process died).
+    rebuild_stale_after_seconds: int = Field(default=600, ge=1)
     #: Retention (issue 10, AW-03 "Prune"): a published event stays at least this long (then only while a live
     #: consumer or a rebuild lease still needs it).
     retention_age_seconds: int = Field(default=7 * 86_400, ge=0)

@@ -6,22 +6,27 @@ rebuild from restored state. Audit and terminally ignore old-epoch deliveries.")
 ``prw epoch fence`` and the Dagster ``epoch_fence`` job run ``EpochFencing.fence``, in this order:
 
 1. **Pause public serving** of the catalog (``product.projected_scope.paused_at``): the product API answers 503
-   UNAVAILABLE for it until step 6, so no reader sees a projection of abandoned history.
+   UNAVAILABLE for it until step 6, so no reader sees a projection of abandoned history. **Pause the relay** of
+   the catalog (``resolver.outbox_relay_pause``): its outbox rows, of every epoch, stay unpublished until step 6
+   (a relay batch already in flight finishes; its rows are old-epoch deliveries the product audits and ignores).
 2. **Fence old workers** in the restored resolver database: every open cursor of the catalog is fenced, so a
    writer still holding the old epoch fails with HISTORY_EPOCH_FENCED (no commit with the old epoch from now on).
 3. **Issue a NEW epoch** in the control database (outside the restored one), then open its cursor at position 0
    with its retention row and the live consumer's registration ("initialize a new cursor"). Writers resume on the
    new epoch only now: between 2 and 3 they are paused (old epoch fenced, new one not open).
 4. **Move the product scope to the new epoch**: from now on the live consumer audits every delivery of another
-   epoch in the inbox (``ignored_old_epoch``) and acknowledges it, never relabels or applies it. The relay keeps
-   running: old-epoch rows it still publishes are exactly such deliveries.
+   epoch in the inbox (``ignored_old_epoch``) and acknowledges it, never relabels or applies it. Old-epoch rows
+   the relay publishes after step 6 are exactly such deliveries.
 5. **Rebuild from restored state**: a snapshot export of the restored resolver at the new epoch (W = the new
    cursor) loaded into a new generation, its tail caught up and cut over (``product.rebuild``). Until the cutover
    the live applier's work for the new epoch lands in the replaced generation, which is never served again.
-6. **Resume** public serving.
+   The rebuild reads the retained tail from the outbox (the export stream), not from the queue: the paused
+   relay does not hold it up.
+6. **Resume** the relay, then public serving: the rows committed meanwhile go out in position order, and the
+   live applier finds what the rebuild already applied as duplicates.
 
-A failure after step 3 leaves the stream fenced and paused (safe): run the command again; it fences again (a
-NEW epoch each time, which is also safe) and rebuilds.
+A failure after step 1 leaves the stream paused (safe): run the command again; it fences again (a NEW epoch each
+time, which is also safe) and rebuilds.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from prw_platform.db.database import Connection, Database
 from prw_platform.product import scopes
 from prw_platform.product.rebuild import ProductRebuild, RebuildResult
 from prw_platform.product.rebuild.service import ProgressCallback
+from prw_platform.resolver import outbox
 from prw_platform.resolver.catalogs import fence_restored_stream
 
 
@@ -76,6 +82,11 @@ class EpochFencing:
             lambda conn: _pause(conn, tenant_id, catalog_id, reason), tenant_id=tenant_id
         )
         step("paused public serving")
+        self.resolver.run(
+            lambda conn: outbox.pause_relay(conn, tenant_id, catalog_id, f"epoch fence: {reason}"),
+            tenant_id=tenant_id,
+        )
+        step("paused the relay")
         # 2-3. Fence old workers, issue the NEW epoch outside the restored database, open its cursor.
         fenced, stream = fence_restored_stream(
             self.resolver, self.control, tenant_id, catalog_id, reason, clock=self.clock
@@ -90,7 +101,9 @@ class EpochFencing:
         # 5. Rebuild from restored state.
         rebuilt = self.rebuild.run(tenant_id, catalog_id, on_progress=on_progress)
         step(f"rebuilt generation {rebuilt.generation} at position {rebuilt.target_position}")
-        # 6. Resume public serving.
+        # 6. Resume the relay, then public serving.
+        self.resolver.run(lambda conn: outbox.resume_relay(conn, tenant_id, catalog_id), tenant_id=tenant_id)
+        step("resumed the relay")
         self.product.run(lambda conn: scopes.resume(conn, tenant_id, catalog_id), tenant_id=tenant_id)
         step("resumed public serving")
         return FenceResult(tenant_id, catalog_id, tuple(fenced), previous, stream.history_epoch, rebuilt)

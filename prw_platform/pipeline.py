@@ -14,10 +14,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from prw_platform.queues import MAX_MESSAGES_PER_RECEIVE
-from prw_platform.runtime.stages import Batch, Stage, StageRegistry
+from prw_platform.runtime.stages import Batch, Stage, StageRegistry, stage_progress
 
 if TYPE_CHECKING:
     from prw_platform.bootstrap import Platform
+    from prw_platform.product.rebuild.records import RebuildRecord
 
 #: if_resolution_job's extract stage keeps the name operators and their Dagster run history know.
 RESOLUTION: Final = "resolution"
@@ -161,7 +162,13 @@ def _export(platform: Platform, n: int) -> Batch:
 
 
 def _clean_up_rebuilds(platform: Platform, n: int) -> Batch:
-    cleaned = platform.rebuild_cleanup.run_batch(limit=n)
+    def dropping(record: RebuildRecord, generation: int, removed: int) -> None:
+        stage_progress(
+            f"rebuild-cleanup: generation {generation} of {record.tenant_id}/{record.catalog_id} "
+            f"({record.status} rebuild {record.rebuild_id}): {removed} rows dropped so far"
+        )
+
+    cleaned = platform.rebuild_cleanup.run_batch(limit=n, on_progress=dropping)
     return Batch(len(cleaned), {"generations_dropped": len(cleaned)})
 
 

@@ -54,9 +54,11 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "resolver.catalog_item": "prw_platform.resolver.decisions.facts",
         "resolver.listing": "prw_platform.resolver.decisions.facts",
         "resolver.listing_mapping": "prw_platform.resolver.decisions.facts",
+        "resolver.inventory_observation": "prw_platform.resolver.decisions.facts",
         "resolver.item_identifier": "prw_platform.resolver.decisions.identity",
         "resolver.stream_cursor": "prw_platform.resolver.decisions.stream",
         "resolver.outbox": "prw_platform.resolver.outbox",
+        "resolver.outbox_relay_pause": "prw_platform.resolver.outbox",
         # Retention control and snapshot exports (issue 10, AW-03 "Prune", if_projection_bootstrap).
         "resolver.retention_stream": "prw_platform.resolver.retention",
         "resolver.retention_consumer": "prw_platform.resolver.retention",

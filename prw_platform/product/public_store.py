@@ -256,20 +256,31 @@ def point_release(
     )
 
 
-def drop_generation(conn: Connection, scope: ProjectedScope, generation: int) -> int:
+def drop_generation(
+    conn: Connection, scope: ProjectedScope, generation: int, limit: int | None = None
+) -> int:
     """Remove a generation's public snapshot (a replaced one after a rebuild's cutover, or a failed rebuild's).
-    Never the serving generation: the caller checks it under the scope lock."""
-    key = (scope.tenant_id, scope.catalog_id, generation)
+    Never the serving generation: the caller checks it under the scope lock. At most ``limit`` rows per table
+    (None: all), so the cleanup drops a generation in bounded transactions; the number removed."""
+    key = (scope.tenant_id, scope.catalog_id, generation, limit)
     removed = 0
     for statement in (
-        "DELETE FROM product.public_listing WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
-        "DELETE FROM product.public_item WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
-        "DELETE FROM product.release_pointer WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
-        "DELETE FROM product.public_merchant_source WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
-        "DELETE FROM product.public_shipping_policy WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
-        "DELETE FROM product.public_merchant WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
-        "DELETE FROM product.public_item_pictures WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
-        "DELETE FROM product.public_class WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        """DELETE FROM product.public_listing WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.public_listing
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
+        """DELETE FROM product.public_item WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.public_item
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
+        """DELETE FROM product.release_pointer WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.release_pointer
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
+        """DELETE FROM product.public_merchant_source WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.public_merchant_source
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
+        """DELETE FROM product.public_shipping_policy WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.public_shipping_policy
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
+        """DELETE FROM product.public_merchant WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.public_merchant
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
+        """DELETE FROM product.public_item_pictures WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.public_item_pictures
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
+        """DELETE FROM product.public_class WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.public_class
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
     ):
         removed += conn.execute(statement, key).rowcount
     return removed

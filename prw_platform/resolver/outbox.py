@@ -3,6 +3,10 @@
 Rows are appended by the decision transaction (``decisions.stream.append_events``, which numbers them under the
 stream cursor lock, INV-03), and only ever changed once afterwards: the relay sets ``published_at`` (the
 ``resolver_relay`` role may update that column and nothing else, only from NULL).
+
+It also owns ``resolver.outbox_relay_pause``: a catalog being fenced (``prw epoch fence``) is not relayed until
+the fence completes (if_projection_bootstrap "Pause writers, relay, consumers and public serving"); its rows stay
+unpublished and go out, in position order, once the pause is lifted.
 """
 
 from __future__ import annotations
@@ -65,8 +69,10 @@ def lock_unpublished(conn: Connection, limit: int) -> list[OutboxRow]:
     with conn.cursor(row_factory=class_row(OutboxRow)) as cur:
         return cur.execute(
             """SELECT tenant_id, catalog_id, history_epoch, position, event_id, body
-               FROM resolver.outbox
+               FROM resolver.outbox o
                WHERE published_at IS NULL
+                 AND NOT EXISTS (SELECT 1 FROM resolver.outbox_relay_pause p
+                                 WHERE p.tenant_id = o.tenant_id AND p.catalog_id = o.catalog_id)
                ORDER BY position, tenant_id, catalog_id, history_epoch
                LIMIT %s
                FOR UPDATE SKIP LOCKED""",
@@ -95,12 +101,42 @@ def mark_published(conn: Connection, rows: Sequence[OutboxRow], published_at: da
 
 def has_unpublished(conn: Connection) -> bool:
     """The relay's cheap work probe: one probe of the partial index on unpublished rows (``outbox_relay_order``,
-    ``WHERE published_at IS NULL``), never a count over the streams."""
+    ``WHERE published_at IS NULL``), never a count over the streams. Rows of a paused catalog are no work (the
+    pause table is tiny, and empty unless a fence is running)."""
     with conn.cursor(row_factory=scalar_row) as cur:
         pending = cur.execute(
-            "SELECT EXISTS (SELECT 1 FROM resolver.outbox WHERE published_at IS NULL)"
+            """SELECT EXISTS (SELECT 1 FROM resolver.outbox o WHERE published_at IS NULL
+                   AND NOT EXISTS (SELECT 1 FROM resolver.outbox_relay_pause p
+                                   WHERE p.tenant_id = o.tenant_id AND p.catalog_id = o.catalog_id))"""
         ).fetchone()
     return bool(pending)
+
+
+def pause_relay(conn: Connection, tenant_id: str, catalog_id: str, reason: str) -> None:
+    """Stop relaying the catalog's outbox (every epoch) until ``resume_relay``. A relay batch already holding the
+    catalog's rows finishes; the next one skips them."""
+    conn.execute(
+        """INSERT INTO resolver.outbox_relay_pause (tenant_id, catalog_id, reason) VALUES (%s, %s, %s)
+           ON CONFLICT (tenant_id, catalog_id) DO UPDATE SET reason = excluded.reason""",
+        (tenant_id, catalog_id, reason),
+    )
+
+
+def resume_relay(conn: Connection, tenant_id: str, catalog_id: str) -> None:
+    conn.execute(
+        "DELETE FROM resolver.outbox_relay_pause WHERE tenant_id = %s AND catalog_id = %s",
+        (tenant_id, catalog_id),
+    )
+
+
+def relay_paused(conn: Connection, tenant_id: str, catalog_id: str) -> str | None:
+    """Why the catalog's relay is paused, or None."""
+    with conn.cursor(row_factory=scalar_row) as cur:
+        reason: str | None = cur.execute(
+            "SELECT reason FROM resolver.outbox_relay_pause WHERE tenant_id = %s AND catalog_id = %s",
+            (tenant_id, catalog_id),
+        ).fetchone()
+    return reason
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,7 +64,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 #: The aggregate types an export can carry, one object each (seed example: catalog_item, listing_mapping,
-#: merchant, shipping_policy ...); ``release`` holds the current public release's revisions.
+#: merchant, shipping_policy ...); ``inventory_history`` holds every accepted observation of each listing (its
+#: inventory at each revision, migration 0021), ``release`` the current public release's revisions.
 AGGREGATES: Final = (
     "catalog_item",
     "listing",
@@ -74,6 +75,7 @@ AGGREGATES: Final = (
     "shipping_policy",
     "item_pictures",
     "product_class",
+    "inventory_history",
     "release",
 )
 MEDIA_TYPE: Final = "application/x-ndjson"
@@ -258,6 +260,10 @@ def read_snapshot(conn: Connection, tenant_id: str, catalog_id: str, aggregates:
                 if aggregate.aggregate_type == kind
                 for fact in (file_facts.current_fact(conn, tenant_id, aggregate),)
             ]
+    if "inventory_history" in wanted:
+        objects["inventory_history"] = [
+            observation.export_line() for observation in facts.inventory_history(conn, tenant_id, catalog_id)
+        ]
     if "release" in wanted:
         objects["release"] = [releases.released_revisions(conn, tenant_id, catalog_id)]
     return _State(epoch, position, objects)

@@ -16,6 +16,7 @@ from prw_platform.runtime.stages import (
     UnknownStage,
     has_work,
     run_stage,
+    stage_progress,
 )
 from prw_platform.runtime.worker import Round, WorkerLoop, WorkerReport, stage_rounds, stop_on_signals
 
@@ -34,6 +35,7 @@ __all__ = [
     "drain",
     "has_work",
     "run_stage",
+    "stage_progress",
     "stage_rounds",
     "stop_on_signals",
 ]

@@ -9,14 +9,30 @@ is spent or a batch takes nothing, and returns one ``StageReport`` whatever the 
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from prw_platform.bootstrap import Platform
+
+log = logging.getLogger(__name__)
+
+#: Where a running stage's progress lines go besides the log: the edge that runs it (a Dagster op's log).
+_PROGRESS: ContextVar[Callable[[str], None] | None] = ContextVar("prw_stage_progress", default=None)
+
+
+def stage_progress(message: str) -> None:
+    """A progress line of a long batch (the rebuild cleanup's rows dropped so far): logged, and shown by the edge
+    that runs the stage (``run_stage(..., progress=...)``)."""
+    log.info(message)
+    sink = _PROGRESS.get()
+    if sink is not None:
+        sink(message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +155,23 @@ class StageRegistry:
         return tuple(s.name for s in self if s.pipeline or not pipeline_only)
 
 
-def run_stage(platform: Platform, name: str, budget: Budget = ONE_BATCH) -> StageReport:
-    """Run batches of stage ``name`` until ``budget`` is spent or a batch takes nothing."""
+def run_stage(
+    platform: Platform,
+    name: str,
+    budget: Budget = ONE_BATCH,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> StageReport:
+    """Run batches of stage ``name`` until ``budget`` is spent or a batch takes nothing; ``progress`` receives the
+    stage's progress lines (``stage_progress``) meanwhile."""
+    token = _PROGRESS.set(progress)
+    try:
+        return _run_stage(platform, name, budget)
+    finally:
+        _PROGRESS.reset(token)
+
+
+def _run_stage(platform: Platform, name: str, budget: Budget) -> StageReport:
     stage = platform.stages[name]
     started = time.monotonic()
     taken = batches = 0

@@ -103,12 +103,50 @@ def rebuild(
         int | None,
         typer.Option(help="The committed position H to cut over at (default: the head when caught up)."),
     ] = None,
+    abandon: Annotated[
+        bool,
+        typer.Option(
+            "--abandon",
+            help="Do not rebuild: abandon the catalog's running rebuild whose process died (its heartbeat is "
+            "older than PRW_REBUILD_STALE_AFTER_SECONDS), release its export lease, leave its generation to the "
+            "cleanup. Then rebuild again.",
+        ),
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="With --abandon: abandon the rebuild even though its heartbeat is fresh."
+        ),
+    ] = False,
 ) -> None:
-    """Export the catalog's accepted state, load it into generation serving + 1, catch up the retained tail through
+    """Export the catalog's accepted state, load it into a new generation, catch up the retained tail through
     H, then swap the serving generation and the live cursor in one transaction. Exit 1 when the rebuild failed
-    (nothing was swapped)."""
+    (nothing was swapped). With --abandon: recover from a rebuild whose process died (REBUILD_RUNNING)."""
     from prw_platform.services import RebuildFailed
 
+    if force and not abandon:
+        err_console.print("[red]refused[/red]: --force only goes with --abandon")
+        raise typer.Exit(2)
+    if abandon:
+        with _platform() as platform:
+            try:
+                abandoned = platform.product_rebuild.abandon(tenant, catalog, force=force)
+            except RebuildFailed as failed:
+                err_console.print(f"[red]{failed.code}[/red]: {failed}")
+                raise typer.Exit(1) from failed
+        table = Table(title=f"Abandoned rebuild {abandoned.rebuild_id} of {tenant}/{catalog}")
+        table.add_column("field")
+        table.add_column("value", overflow="fold")
+        table.add_row("status before", abandoned.status_before)
+        table.add_row(
+            "heartbeat", f"{abandoned.heartbeat_at.isoformat()} ({abandoned.heartbeat_age_seconds:.0f} s ago)"
+        )
+        table.add_row(
+            "export lease", "released" if abandoned.lease_released else "not released: it expires on its own"
+        )
+        table.add_row("generation", f"{abandoned.generation} (dropped by the rebuild-cleanup stage)")
+        console.print(table)
+        return
     with _platform() as platform, _progress() as phases:
         try:
             result = platform.product_rebuild.run(tenant, catalog, target=target, on_progress=phases)

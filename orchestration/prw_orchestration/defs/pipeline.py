@@ -76,7 +76,9 @@ def stage_job(stage: Stage) -> dg.JobDefinition:
 
     @dg.op(name=names.op, description=stage.description)
     def run(context: dg.OpExecutionContext, platform: PlatformResource) -> dg.Output[int]:
-        report = run_stage(platform.platform, stage.name, Budget(batches=BATCHES_PER_RUN))
+        report = run_stage(
+            platform.platform, stage.name, Budget(batches=BATCHES_PER_RUN), progress=context.log.info
+        )
         context.log.info(f"{stage.name}: {report.describe()} in {report.batches} batches")
         materializes = _MATERIALIZES.get(stage.name)
         if materializes is not None and report.taken:

@@ -3,7 +3,9 @@
 * ``product_rebuild`` job: an operator launches it from the UI with config (tenant, catalog, optional target H).
   Its op runs ``Platform.product_rebuild`` (the same operation as ``prw product rebuild``), logging each phase's
   progress (export, load, catch up, cutover) and recording a materialization of the ``product_projection`` asset
-  with the new generation, W and H.
+  with the new generation, W and H. With ``abandon_stale: true`` it first abandons the catalog's running rebuild
+  whose process died (its heartbeat older than PRW_REBUILD_STALE_AFTER_SECONDS; ``force_abandon: true`` also a live
+  one), as ``prw product rebuild --abandon [--force]`` does, then rebuilds.
 * ``epoch_fence`` job: fences restored history (``Platform.epoch_fencing``, as ``prw epoch fence --yes``). It needs
   explicit config to run: the tenant, the catalog and ``confirm`` spelling ``fence <tenant>/<catalog>``; anything
   else fails the run before any change.
@@ -27,6 +29,11 @@ class RebuildConfig(dg.Config):
     catalog: str
     #: The committed position H to cut over at; None: the head once caught up.
     target: int | None = None
+    #: First abandon the catalog's running rebuild if its process died (heartbeat older than
+    #: PRW_REBUILD_STALE_AFTER_SECONDS): ``prw product rebuild --abandon``. None running: nothing to abandon.
+    abandon_stale: bool = False
+    #: With ``abandon_stale``: abandon it even though its heartbeat is fresh (``--force``).
+    force_abandon: bool = False
 
 
 class FenceConfig(dg.Config):
@@ -76,8 +83,22 @@ def rebuild_product_projection(
 ) -> dg.Output[int]:
     from prw_platform.services import RebuildFailed
 
+    rebuild = platform.platform.product_rebuild
+    if config.abandon_stale:
+        try:
+            abandoned = rebuild.abandon(config.tenant, config.catalog, force=config.force_abandon)
+        except RebuildFailed as failed:
+            if failed.code != "NO_ACTIVE_REBUILD":
+                raise dg.Failure(f"{failed.code}: {failed} (nothing was changed)") from failed
+            context.log.info(f"no running rebuild of {config.tenant}/{config.catalog} to abandon")
+        else:
+            context.log.warning(
+                f"abandoned rebuild {abandoned.rebuild_id} ({abandoned.status_before}, heartbeat "
+                f"{abandoned.heartbeat_age_seconds:.0f} s old); its generation {abandoned.generation} is left to "
+                f"the rebuild cleanup; lease {'released' if abandoned.lease_released else 'not released'}"
+            )
     try:
-        result = platform.platform.product_rebuild.run(
+        result = rebuild.run(
             config.tenant, config.catalog, target=config.target, on_progress=_LoggedProgress(context)
         )
     except RebuildFailed as failed:

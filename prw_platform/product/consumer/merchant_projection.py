@@ -15,6 +15,7 @@ Writes are set-based, one statement per table for a batch. This module owns ``me
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from psycopg import sql
@@ -24,6 +25,19 @@ from prw_platform.db.arrays import int_array, json_array, text_array
 from prw_platform.db.database import Connection
 from prw_platform.product.events import ProductEvent
 from prw_platform.product.scopes import ProjectedScope
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRow:
+    """One exported observation (a line of a snapshot export's ``inventory_history`` object)."""
+
+    listing: str
+    listing_revision: int
+    price: str | None
+    currency: str | None
+    availability: str | None
+    observed_at: str
+
 
 #: aggregate type -> (the statement's head naming its projection table, the table's key column).
 _FACT_TABLES: Final = {
@@ -94,17 +108,51 @@ def record_observations(
     )
 
 
-def drop_generation(conn: Connection, scope: ProjectedScope, generation: int) -> int:
-    """Remove a generation's merchant facts and inventory history (see ``projection.drop_generation``)."""
-    key = (scope.tenant_id, scope.catalog_id, generation)
+def record_history(
+    conn: Connection, scope: ProjectedScope, history: Sequence[HistoryRow], position: int
+) -> None:
+    """A rebuild's load of the exported inventory history (its ``inventory_history`` object): the same rows the
+    live consumer recorded from each ``listing.observed``, at the snapshot's position W."""
+    if not history:
+        return
+    conn.execute(
+        """INSERT INTO product.inventory_observation (tenant_id, catalog_id, generation, listing_id,
+               listing_revision, price, currency, availability, observed_at, position)
+           SELECT %s, %s, %s, l, r, pr::numeric, c, a, o::timestamptz, %s
+             FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[])
+                  AS u(l, r, pr, c, a, o)
+           ON CONFLICT (tenant_id, catalog_id, generation, listing_id, listing_revision) DO NOTHING""",
+        (
+            scope.tenant_id,
+            scope.catalog_id,
+            scope.serving_generation,
+            position,
+            text_array(row.listing for row in history),
+            int_array(row.listing_revision for row in history),
+            text_array(row.price for row in history),
+            text_array(row.currency for row in history),
+            text_array(row.availability for row in history),
+            text_array(row.observed_at for row in history),
+        ),
+    )
+
+
+def drop_generation(
+    conn: Connection, scope: ProjectedScope, generation: int, limit: int | None = None
+) -> int:
+    """Remove a generation's merchant facts and inventory history (see ``projection.drop_generation``). At most ``limit`` rows per table
+    (None: all), so the cleanup drops a generation in bounded transactions; the number removed."""
+    key = (scope.tenant_id, scope.catalog_id, generation, limit)
     removed = 0
     for statement in (
-        "DELETE FROM product.merchant_projection WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
-        """DELETE FROM product.merchant_source_projection
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s""",
-        """DELETE FROM product.shipping_policy_projection
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s""",
-        "DELETE FROM product.inventory_observation WHERE tenant_id = %s AND catalog_id = %s AND generation = %s",
+        """DELETE FROM product.merchant_projection WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.merchant_projection
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
+        """DELETE FROM product.merchant_source_projection WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.merchant_source_projection
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
+        """DELETE FROM product.shipping_policy_projection WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.shipping_policy_projection
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
+        """DELETE FROM product.inventory_observation WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.inventory_observation
+           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
     ):
         removed += conn.execute(statement, key).rowcount
     return removed

@@ -2,9 +2,10 @@
 ``service``."""
 
 from prw_platform.product.rebuild.client import HttpSnapshotSource, RebuildRefused, SnapshotSource
-from prw_platform.product.rebuild.service import ProductRebuild, RebuildFailed, RebuildResult
+from prw_platform.product.rebuild.service import AbandonResult, ProductRebuild, RebuildFailed, RebuildResult
 
 __all__ = [
+    "AbandonResult",
     "HttpSnapshotSource",
     "ProductRebuild",
     "RebuildFailed",

@@ -15,8 +15,11 @@ before migration 0020 has no stored fields: it is rebuilt from the exported stat
 aggregate changed since (manual release policy) the load fails clearly with ``RELEASE_SNAPSHOT_UNAVAILABLE``
 (release the catalog, then rebuild).
 
-The inventory history before W is not in the export: the shadow starts it with one observation per listing (its
-revision at W); the tail adds the observations after W.
+The ``inventory_history`` object holds every accepted observation of each listing up to W (price, currency,
+availability, observed_at, the listing revision that carried it; the resolver keeps them since migration 0021):
+it is loaded into the shadow's inventory history as the live consumer recorded it from each ``listing.observed``,
+so a rebuilt generation's history equals the live one; the tail adds the observations after W. (An export without
+the object, of a resolver before 0021, starts the history with each listing's revision at W.)
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ from prw_platform.contracts.messages import AggregateRevision
 from prw_platform.db.database import Connection, Database
 from prw_platform.product.consumer.merchant_projection import (
     MERCHANT_FACTS,
+    HistoryRow,
+    record_history,
     record_observations,
     upsert_merchant_facts,
 )
@@ -196,6 +201,54 @@ def _write(db: Database, scope: ProjectedScope, events: list[ProductEvent], stat
 
     db.run(work, tenant_id=scope.tenant_id)
     state.rows += len(events)
+
+
+#: The object of the inventory history (not an aggregate: one line per observation).
+INVENTORY_HISTORY: Final = "inventory_history"
+
+
+def load_inventory_history(
+    db: Database,
+    scope: ProjectedScope,
+    data: bytes,
+    *,
+    position: int,
+    on_chunk: Callable[[int], None] | None = None,
+) -> int:
+    """Load the ``inventory_history`` object into the shadow, a chunk per transaction; the observations loaded."""
+    rows: list[HistoryRow] = []
+    for number, line in enumerate(data.decode().splitlines(), start=1):
+        try:
+            entry = json.loads(line)
+            row = HistoryRow(
+                listing=str(entry["listing"]),
+                listing_revision=int(entry["listing_revision"]),
+                price=_optional_text(entry.get("price")),
+                currency=_optional_text(entry.get("currency")),
+                availability=_optional_text(entry.get("availability")),
+                observed_at=datetime.fromisoformat(entry["observed_at"]).isoformat(),
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SnapshotInvalid(f"inventory_history line {number}: {exc}") from exc
+        if row.listing_revision < 1:
+            raise SnapshotInvalid(f"inventory_history line {number}: listing_revision must be positive")
+        rows.append(row)
+    for start in range(0, len(rows), CHUNK):
+        chunk = rows[start : start + CHUNK]
+
+        def work(conn: Connection, chunk: list[HistoryRow] = chunk) -> None:
+            record_history(conn, scope, chunk, position)
+
+        db.run(work, tenant_id=scope.tenant_id)
+        if on_chunk is not None:
+            on_chunk(len(chunk))
+    return len(rows)
+
+
+def _optional_text(value: object) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"expected a string or null, got {type(value).__name__}")
 
 
 def load_release(

@@ -19,6 +19,15 @@
 A refusal of the export API (401, 403, 410, retries used up: ``RebuildRefused``), an invalid object, a target out
 of range or an unresolved dependency fail the rebuild (``RebuildFailed``, recorded with its code) and swap nothing;
 the lease is released and the shadow generation is left for the cleanup.
+
+**A dead owner** (the process killed mid-load) cannot record anything: its row stays active and every later rebuild
+of the stream is refused with REBUILD_RUNNING. The owner renews a heartbeat on its row with the lease
+(``records.heartbeat``); once it is older than ``stale_after`` the rebuild is stale and ``abandon`` (``prw product
+rebuild --abandon``, the ``product_rebuild`` job's ``abandon_stale``) marks it abandoned, releases its export
+lease in the resolver and leaves its shadow generation to the cleanup; a new rebuild may start, in a generation
+above every earlier rebuild's. A live rebuild (fresh heartbeat) is abandoned only with ``force``; if its owner
+was alive after all, its next heartbeat or its cutover finds the row abandoned and stops with REBUILD_ABANDONED,
+swapping nothing.
 """
 
 from __future__ import annotations
@@ -35,18 +44,26 @@ import psycopg
 
 from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Connection, Database
-from prw_platform.product import progress, public_store
-from prw_platform.product.consumer import inbox, merchant_projection, picture_projection, projection
+from prw_platform.product import progress
+from prw_platform.product.consumer import inbox
 from prw_platform.product.consumer.apply import ShadowTarget, apply_events, deliver_in
 from prw_platform.product.consumer.outcomes import DeliveryResult
 from prw_platform.product.errors import RejectedDelivery
 from prw_platform.product.events import ProductEvent, parse_delivery
 from prw_platform.product.gaps import ExportSource, StreamKey, close_gap
 from prw_platform.product.rebuild import records
+from prw_platform.product.rebuild.cleanup import (
+    CLEANUP_CHUNK_ROWS,
+    CleanupProgress,
+    drop_finished_generations,
+    drop_generation,
+)
 from prw_platform.product.rebuild.client import Manifest, RebuildRefused, SnapshotSource
 from prw_platform.product.rebuild.load import (
+    INVENTORY_HISTORY,
     LoadedState,
     SnapshotInvalid,
+    load_inventory_history,
     load_object,
     load_release,
     snapshot_events,
@@ -67,6 +84,21 @@ class RebuildFailed(Exception):
     def __init__(self, message: str, *, code: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class AbandonResult:
+    rebuild_id: str
+    tenant_id: str
+    catalog_id: str
+    export_id: str
+    #: The shadow generation, left to the ``rebuild-cleanup`` stage.
+    generation: int
+    status_before: str
+    heartbeat_at: datetime
+    heartbeat_age_seconds: float
+    #: False when the export API was not reachable: the lease then expires on its own.
+    lease_released: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +130,9 @@ class ProductRebuild:
     poll_seconds: float = 0.5
     poll_timeout_seconds: float = 600.0
     renew_every_seconds: float = 60.0
+    #: A rebuild whose owner's heartbeat is older than this is stale: ``abandon`` may take it over.
+    stale_after: timedelta = timedelta(minutes=10)
+    cleanup_chunk_rows: int = CLEANUP_CHUNK_ROWS
     sleep: Callable[[float], None] = time.sleep
     _last_renewal: float = field(default=0.0, init=False)
 
@@ -141,18 +176,22 @@ class ProductRebuild:
             raise
         shadow = ProjectedScope(tenant_id, catalog_id, scope.history_epoch, record.generation)
         try:
-            loaded = self._load(source, manifest, shadow, report)
+            loaded = self._load(source, manifest, shadow, record, report)
             self._record(record, "catching_up", loaded_rows=loaded)
             stream = StreamKey(tenant_id, catalog_id, scope.history_epoch)
-            target_position, caught_up = self._catch_up(source, manifest, stream, shadow, target, report)
+            target_position, caught_up = self._catch_up(
+                source, manifest, stream, shadow, record, target, report
+            )
             self._record(record, "catching_up", target_position=target_position)
             final, extra = self._cut_over(source, manifest, stream, shadow, record, target_position)
         except (RebuildRefused, SnapshotInvalid, RebuildFailed) as failure:
-            code = failure.code
-            self._record(record, "failed", error_code=code, error=str(failure))
+            code, message = failure.code, str(failure)
+            if not self._record(record, "failed", error_code=code, error=message):
+                # Abandoned meanwhile (its lease released, so the export API may have refused it first).
+                code, message = "REBUILD_ABANDONED", f"{_abandoned(record)} (then: {code}: {message})"
             self._release(source, export_id)
-            log.error("rebuild %s of %s/%s failed: %s (%s)", rebuild_id, tenant_id, catalog_id, failure, code)
-            raise RebuildFailed(str(failure), code=code) from failure
+            log.error("rebuild %s of %s/%s failed: %s (%s)", rebuild_id, tenant_id, catalog_id, message, code)
+            raise RebuildFailed(message, code=code) from failure
         report("cutover", final, final)
         self._release(source, export_id)
         gap_source = self.gap_source_factory()
@@ -191,10 +230,16 @@ class ProductRebuild:
         def work(conn: Connection) -> RebuildRecord:
             locked = find_scope(conn, scope.tenant_id, scope.catalog_id, lock=True)
             assert locked is not None
-            generation = locked.serving_generation + 1
+            generation = (
+                max(
+                    locked.serving_generation,
+                    records.highest_generation(conn, locked.tenant_id, locked.catalog_id),
+                )
+                + 1
+            )
             shadow = ProjectedScope(locked.tenant_id, locked.catalog_id, locked.history_epoch, generation)
             # A failed rebuild's leftovers in this generation are not ours to build on.
-            _drop_generation(conn, shadow, generation)
+            drop_generation(conn, shadow, generation)
             progress.start_cursor(conn, shadow, progress.REBUILD_CONSUMER, manifest.position)
             return records.start(
                 conn,
@@ -207,32 +252,47 @@ class ProductRebuild:
                 generation=generation,
                 previous_generation=locked.serving_generation,
                 start_position=manifest.position,
+                now=self.clock(),
             )
 
         try:
             return self.db.run(work, tenant_id=scope.tenant_id)
         except psycopg.errors.UniqueViolation as exc:
             raise RebuildFailed(
-                f"a rebuild of {scope.tenant_id}/{scope.catalog_id} is already running",
-                code="REBUILD_RUNNING",
+                self._running_message(scope.tenant_id, scope.catalog_id), code="REBUILD_RUNNING"
             ) from exc
 
     def _load(
-        self, source: SnapshotSource, manifest: Manifest, shadow: ProjectedScope, report: ProgressCallback
+        self,
+        source: SnapshotSource,
+        manifest: Manifest,
+        shadow: ProjectedScope,
+        record: RebuildRecord,
+        report: ProgressCallback,
     ) -> int:
         total = sum(o.count for o in manifest.objects if o.aggregate != "release")
         state = LoadedState(items={}, listings={}, merchant_facts={})
         release_data: bytes | None = None
         for obj in manifest.objects:
             data = source.object_data(manifest.export_id, obj)
-            self._renew(source, manifest)
+            self._renew(source, manifest, record)
             if obj.aggregate == "release":
                 release_data = data
+                continue
+            if obj.aggregate == INVENTORY_HISTORY:
+
+                def history_done(rows: int) -> None:
+                    report("load", state.rows, total)
+                    self._renew(source, manifest, record)
+
+                state.rows += load_inventory_history(
+                    self.db, shadow, data, position=manifest.position, on_chunk=history_done
+                )
                 continue
 
             def chunk_done(rows: int) -> None:
                 report("load", state.rows, total)
-                self._renew(source, manifest)
+                self._renew(source, manifest, record)
 
             events = snapshot_events(
                 obj.aggregate, data, scope=shadow, position=manifest.position, export_id=manifest.export_id
@@ -251,6 +311,7 @@ class ProductRebuild:
         manifest: Manifest,
         stream: StreamKey,
         shadow: ProjectedScope,
+        record: RebuildRecord,
         target: int | None,
         report: ProgressCallback,
     ) -> tuple[int, int]:
@@ -261,7 +322,7 @@ class ProductRebuild:
         applied = 0
         while True:
             page = source.events(stream, contiguous, TAIL_PAGE, manifest.lease_id)
-            self._renew(source, manifest)
+            self._renew(source, manifest, record)
             if chosen is None:
                 chosen = page.head  # "Choose committed target H": the committed head now
             if chosen < manifest.position or chosen > page.head:
@@ -329,9 +390,10 @@ class ProductRebuild:
                 )
             swap_generation(conn, scope, shadow.serving_generation)
             progress.cut_over_cursor(conn, shadow, final)
-            records.update(
+            if not records.update(
                 conn, shadow.tenant_id, record.rebuild_id, status="cut_over", target_position=final
-            )
+            ):
+                raise _abandoned(record)  # rolls the swap back
             return final, extra
 
         return self.db.run(work, tenant_id=shadow.tenant_id)
@@ -348,9 +410,16 @@ class ProductRebuild:
         self.db.run(read, tenant_id=shadow.tenant_id)
 
     # -- bookkeeping ---------------------------------------------------------------------------------------------
-    def _renew(self, source: SnapshotSource, manifest: Manifest) -> None:
-        """if_projection_bootstrap: "Renew the lease throughout export/load/catch-up"."""
+    def _renew(self, source: SnapshotSource, manifest: Manifest, record: RebuildRecord) -> None:
+        """if_projection_bootstrap: "Renew the lease throughout export/load/catch-up", and the owner's heartbeat
+        with it (an abandoned rebuild stops here)."""
         if time.monotonic() - self._last_renewal >= self.renew_every_seconds:
+            alive = self.db.run(
+                lambda conn: records.heartbeat(conn, record.tenant_id, record.rebuild_id, self.clock()),
+                tenant_id=record.tenant_id,
+            )
+            if not alive:
+                raise _abandoned(record)
             source.renew_lease(manifest.export_id)
             self._last_renewal = time.monotonic()
 
@@ -361,64 +430,123 @@ class ProductRebuild:
             # The lease expires on its own; until then it only retains more.
             log.warning("releasing the lease of export %s: %s (%s)", export_id, refused, refused.code)
 
-    def _record(self, record: RebuildRecord, status: str, **values: int | str | None) -> None:
-        self.db.run(
+    def _record(self, record: RebuildRecord, status: str, **values: int | str | None) -> bool:
+        """Record the rebuild's progress; an abandoned rebuild stops here (``failed``: answers False)."""
+        updated: bool = self.db.run(
             lambda conn: records.update(conn, record.tenant_id, record.rebuild_id, status=status, **values),  # type: ignore[arg-type]
             tenant_id=record.tenant_id,
         )
+        if not updated and status != "failed":
+            raise _abandoned(record)
+        return updated
 
-    # -- cleanup (the ``rebuild_cleanup`` stage) -------------------------------------------------------------------
-    def clean_up(self, reads: Database, older_than: timedelta, limit: int = 10) -> list[RebuildRecord]:
-        """Drop the generations finished rebuilds left: the replaced one after a cutover, a failed one's own.
-        Never the serving generation, nor one an active rebuild loads."""
-        finished_before: datetime = self.clock() - older_than
-        done: list[RebuildRecord] = []
-        for record in reads.run(lambda conn: records.uncleaned(conn, finished_before, limit), read_only=True):
-            generation = record.previous_generation if record.status == "cut_over" else record.generation
+    # -- recovery of a dead rebuild --------------------------------------------------------------------------------
+    def abandon(
+        self, tenant_id: str, catalog_id: str, *, force: bool = False, reason: str | None = None
+    ) -> AbandonResult:
+        """Abandon the stream's active rebuild whose owner stopped renewing its heartbeat (older than
+        ``stale_after``; any age with ``force``): mark it abandoned, release its export lease in the resolver, and
+        leave its shadow generation to the ``rebuild-cleanup`` stage. NO_ACTIVE_REBUILD when none runs,
+        REBUILD_LIVE when its heartbeat is fresh and ``force`` is not given."""
+        now = self.clock()
 
-            def work(conn: Connection, record: RebuildRecord = record, generation: int = generation) -> bool:
-                scope = find_scope(conn, record.tenant_id, record.catalog_id, lock=True)
-                active = any(
-                    r.status in ("loading", "catching_up") and r.generation == generation
-                    for r in records.tenant_rebuilds(conn, record.tenant_id)
-                    if r.catalog_id == record.catalog_id
+        def work(conn: Connection) -> tuple[RebuildRecord, float]:
+            running = records.active(conn, tenant_id, catalog_id, lock=True)
+            if running is None:
+                raise RebuildFailed(
+                    f"no rebuild of {tenant_id}/{catalog_id} is running", code="NO_ACTIVE_REBUILD"
                 )
-                if scope is not None and (scope.serving_generation == generation or active):
-                    return False
-                dropped = ProjectedScope(
-                    record.tenant_id, record.catalog_id, record.history_epoch, generation
+            age = (now - running.heartbeat_at).total_seconds()
+            if age < self.stale_after.total_seconds() and not force:
+                raise RebuildFailed(
+                    f"rebuild {running.rebuild_id} of {tenant_id}/{catalog_id} is alive (heartbeat {age:.0f} s "
+                    f"ago, stale after {self.stale_after.total_seconds():.0f} s): wait, or abandon it with --force",
+                    code="REBUILD_LIVE",
                 )
-                _drop_generation(conn, dropped, generation)
-                records.mark_cleaned(conn, record.tenant_id, record.rebuild_id)
-                return True
+            why = reason or f"abandoned: heartbeat {age:.0f} s old" + (" (forced)" if force else "")
+            records.abandon(conn, tenant_id, running.rebuild_id, why)
+            return running, age
 
-            if self.db.run(work, tenant_id=record.tenant_id):
-                done.append(record)
-        return done
+        running, age = self.db.run(work, tenant_id=tenant_id)
+        released = False
+        source = self.source_factory()
+        if source is not None:
+            try:
+                source.release_lease(running.export_id)
+                released = True
+            except RebuildRefused as refused:
+                log.warning(
+                    "abandoned rebuild %s: releasing the lease of export %s: %s (%s); it expires on its own",
+                    running.rebuild_id,
+                    running.export_id,
+                    refused,
+                    refused.code,
+                )
+        log.warning(
+            "abandoned rebuild %s of %s/%s (%s, heartbeat %.0f s old%s); generation %d left to the cleanup",
+            running.rebuild_id,
+            tenant_id,
+            catalog_id,
+            running.status,
+            age,
+            ", forced" if force else "",
+            running.generation,
+        )
+        return AbandonResult(
+            rebuild_id=running.rebuild_id,
+            tenant_id=tenant_id,
+            catalog_id=catalog_id,
+            export_id=running.export_id,
+            generation=running.generation,
+            status_before=running.status,
+            heartbeat_at=running.heartbeat_at,
+            heartbeat_age_seconds=age,
+            lease_released=released,
+        )
+
+    def _running_message(self, tenant_id: str, catalog_id: str) -> str:
+        """REBUILD_RUNNING's message: which rebuild, how alive, and how to recover a dead one."""
+        running = self.db.run(lambda conn: records.active(conn, tenant_id, catalog_id), tenant_id=tenant_id)
+        recover = (
+            f"if its process died, abandon it: `prw product rebuild --tenant {tenant_id} --catalog {catalog_id} "
+            f"--abandon` (or the product_rebuild job with abandon_stale: true) once its heartbeat is older than "
+            f"{self.stale_after.total_seconds():.0f} s; --force abandons a live one"
+        )
+        if running is None:
+            return f"a rebuild of {tenant_id}/{catalog_id} was running; try again ({recover})"
+        age = (self.clock() - running.heartbeat_at).total_seconds()
+        return (
+            f"rebuild {running.rebuild_id} of {tenant_id}/{catalog_id} is {running.status} (started "
+            f"{running.started_at.isoformat()}, heartbeat {age:.0f} s ago"
+            f"{', stale' if age >= self.stale_after.total_seconds() else ''}); {recover}"
+        )
+
+    # -- cleanup (the ``rebuild_cleanup`` stage, ``cleanup``) ------------------------------------------------------
+    def clean_up(
+        self,
+        reads: Database,
+        older_than: timedelta,
+        limit: int = 10,
+        *,
+        chunk_rows: int | None = None,
+        on_progress: CleanupProgress | None = None,
+    ) -> list[RebuildRecord]:
+        """Drop the generations finished rebuilds left (``cleanup.drop_finished_generations``)."""
+        return drop_finished_generations(
+            self.db,
+            reads,
+            self.clock() - older_than,
+            limit,
+            chunk_rows=chunk_rows or self.cleanup_chunk_rows,
+            on_progress=on_progress,
+        )
 
 
-@dataclass
-class RebuildCleanup:
-    """The ``rebuild-cleanup`` stage's service."""
-
-    rebuild: ProductRebuild
-    reads: Database
-    older_than: timedelta
-
-    def has_work(self) -> bool:
-        finished_before = self.rebuild.clock() - self.older_than
-        return bool(self.reads.run(lambda conn: records.uncleaned(conn, finished_before, 1), read_only=True))
-
-    def run_batch(self, limit: int) -> list[RebuildRecord]:
-        return self.rebuild.clean_up(self.reads, self.older_than, limit)
-
-
-def _drop_generation(conn: Connection, scope: ProjectedScope, generation: int) -> None:
-    projection.drop_generation(conn, scope, generation)
-    merchant_projection.drop_generation(conn, scope, generation)
-    picture_projection.drop_generation(conn, scope, generation)
-    public_store.drop_generation(conn, scope, generation)
-    inbox.drop_generation(conn, scope, generation)
+def _abandoned(record: RebuildRecord) -> RebuildFailed:
+    return RebuildFailed(
+        f"rebuild {record.rebuild_id} was abandoned (prw product rebuild --abandon): stopped, nothing swapped",
+        code="REBUILD_ABANDONED",
+    )
 
 
 def _parse(messages: list[dict[str, object]]) -> list[ProductEvent]:

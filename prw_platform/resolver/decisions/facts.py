@@ -3,6 +3,11 @@
 Reads and writes run inside the decision transaction, after the stream cursor is locked; a write names the
 revision it replaces (``WHERE revision = previous``), so an unexpected concurrent writer fails loudly instead of
 being overwritten. The payloads are the contract models of ``prw_platform.contracts`` (full state per revision).
+
+Each listing revision's inventory (price, currency, availability, observed_at) is also appended to
+``resolver.inventory_observation`` in the same transaction (migration 0021; append-only: ``resolver_app`` may
+insert and read it, never update or delete): the listing row keeps only the current state, the history keeps every
+accepted observation, so a snapshot export can carry the inventory history before W (``inventory_history``).
 """
 
 from __future__ import annotations
@@ -230,7 +235,61 @@ def find_listing(conn: Connection, tenant_id: str, source_id: str, natural_key: 
         ).fetchone()
 
 
+@dataclass(frozen=True, slots=True)
+class InventoryObservation:
+    """One accepted observation of a listing: the inventory its revision carried."""
+
+    listing_id: str
+    listing_revision: int
+    price: Decimal | None
+    currency: str | None
+    availability: str | None
+    observed_at: datetime
+
+    def export_line(self) -> dict[str, Any]:
+        """The snapshot export's ``inventory_history`` line, in the listing payload's formats."""
+        return {
+            "listing": self.listing_id,
+            "listing_revision": self.listing_revision,
+            "price": None if self.price is None else decimal_string(self.price),
+            "currency": self.currency,
+            "availability": self.availability,
+            "observed_at": utc_timestamp(self.observed_at),
+        }
+
+
+def inventory_history(conn: Connection, tenant_id: str, catalog_id: str) -> list[InventoryObservation]:
+    """Every accepted observation of the catalog's listings, by listing and revision."""
+    with conn.cursor(row_factory=class_row(InventoryObservation)) as cur:
+        return cur.execute(
+            """SELECT listing_id, listing_revision, price, currency, availability, observed_at
+               FROM resolver.inventory_observation WHERE tenant_id = %s AND catalog_id = %s
+               ORDER BY listing_id, listing_revision""",
+            (tenant_id, catalog_id),
+        ).fetchall()
+
+
+def _record_observation(conn: Connection, tenant_id: str, listing: ListingState) -> None:
+    conn.execute(
+        """INSERT INTO resolver.inventory_observation (tenant_id, catalog_id, listing_id, listing_revision, price,
+               currency, availability, observed_at)
+           VALUES (%s, %s, %s, %s, %s, %s, %s, %s)""",
+        (
+            tenant_id,
+            listing.catalog_id,
+            listing.listing_id,
+            listing.revision,
+            listing.price,
+            listing.currency,
+            listing.availability,
+            listing.observed_at,
+        ),
+    )
+
+
 def write_listing(conn: Connection, tenant_id: str, listing: ListingState, now: datetime) -> None:
+    """Write the listing's new revision, and append the inventory it carries to the history."""
+    _record_observation(conn, tenant_id, listing)
     values = (
         listing.url,
         listing.title,

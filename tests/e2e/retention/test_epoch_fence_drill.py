@@ -105,7 +105,7 @@ def test_restore_drill_fences_the_old_epoch_and_the_product_converges_on_the_new
     assert (result.previous_epoch, result.new_epoch) == (old_epoch, new_epoch.epoch_id)
     assert result.fenced_epochs == (old_epoch,)
     assert new_epoch.epoch_id != old_epoch
-    assert len(steps) == 5
+    assert len(steps) == 7  # pause serving and relay, fence + issue, move, rebuild, resume relay and serving
     # Old workers can no longer commit with the old epoch.
     with pytest.raises(HistoryEpochFenced):
         platform.resolver_db.run(

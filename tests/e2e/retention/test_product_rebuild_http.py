@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
@@ -35,6 +36,7 @@ from prw_platform.product.gaps import HttpExportSource, StreamKey
 from prw_platform.product.rebuild import HttpSnapshotSource, ProductRebuild, RebuildFailed
 from prw_platform.product.scopes import find_scope, project_catalog
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec
+from prw_platform.resolver.decisions import MapListing
 from prw_platform.resolver.files.sources import UploadSource
 from prw_platform.runtime import Budget, run_stage
 from prw_platform.services import (
@@ -71,6 +73,7 @@ class Stream:
     client: ProvisionedClient
     epoch: str
     made: int = 0
+    observations: int = 0
 
     @property
     def key(self) -> StreamKey:
@@ -84,6 +87,37 @@ class Stream:
                 TENANT,
                 self.catalog_id,
             )
+
+    def reobserve(self, n: int, price: Decimal) -> None:
+        """Listing ``n`` observed again at ``price`` (a new listing revision, its inventory appended)."""
+        self.observations += 1
+        created = create_and_map(self.catalog_id, self.source_id, self.catalog_id, n)
+        with psycopg.connect(self.deployment.platform.urls.main) as conn:
+            row = conn.execute(
+                "SELECT m.item_id FROM resolver.listing_mapping m JOIN resolver.listing l USING "
+                "(tenant_id, listing_id) WHERE l.tenant_id = %s AND l.catalog_id = %s AND l.native_record_id = %s",
+                (TENANT, self.catalog_id, f"rec_{n}"),
+            ).fetchone()
+        assert row is not None
+        capture = f"cap_{self.catalog_id}_{n:04d}_again_{self.observations}"
+        listing = replace(
+            created.listing,
+            price=price,
+            capture_id=capture,
+            observed_at=created.listing.observed_at + timedelta(days=self.observations),
+            availability="out_of_stock" if self.observations % 2 else "in_stock",
+        )
+        self.deployment.platform.decisions.decide(
+            MapListing(
+                listing=listing,
+                item_id=row[0],
+                actor="rule:strong_identifier@1",
+                rationale="GTIN matches the item",
+                idempotency_key=f"job:{self.catalog_id}:{capture}:identity:1",
+            ),
+            TENANT,
+            self.catalog_id,
+        )
 
     def deliver_live(self) -> None:
         """Relay the outbox and let the live consumer apply what arrived."""
@@ -191,6 +225,8 @@ _COMPARED = {
     "public_item": "item_id, published_revision, publication_revision, fields",
     "public_listing": "listing_id, item_id, mapping_revision, listing_revision, publication_revision, fields",
     "release_pointer": "release_id, publication_revision",
+    # The inventory history: one row per observed listing revision (migration 0021 exports it).
+    "inventory_observation": "listing_id, listing_revision, price, currency, availability, observed_at",
 }
 
 
@@ -289,6 +325,43 @@ def test_rebuild_loads_the_export_catches_up_the_tail_and_cuts_over_atomically(
     deployment.clock.now = max(deployment.clock.now, datetime.now(UTC)) + timedelta(seconds=1)
     assert run_stage(deployment.platform, "rebuild-cleanup").counts["generations_dropped"] >= 1
     assert generation_state(deployment.platform, stream.catalog_id, 1)["item_projection"] == []
+
+
+def test_a_rebuild_keeps_the_inventory_history_before_w(deployment: Deployment) -> None:
+    """The resolver appends every accepted observation (migration 0021), the export carries them as its
+    ``inventory_history`` object (checksummed like the others), and the shadow loads them: the rebuilt history
+    equals the live one and the serial application's, not one observation per listing."""
+    stream = deployment.stream()
+    stream.decide(2)
+    stream.reobserve(1, Decimal("119.00"))
+    stream.reobserve(1, Decimal("99.50"))
+    stream.deliver_live()
+    live = generation_state(deployment.platform, stream.catalog_id, 1)["inventory_observation"]
+    assert sorted(r[1] for r in live) == [1, 1, 2, 3]  # listing 1 at revisions 1..3, listing 2 at 1
+
+    manifests: list[Any] = []
+    source = stream.source()
+    original = source.manifest
+
+    def keep(export_id: str) -> Any:
+        manifest = original(export_id)
+        if manifest is not None:
+            manifests.append(manifest)
+        return manifest
+
+    source.manifest = keep  # type: ignore[method-assign]
+    result = stream.rebuild(source=source).run(TENANT, stream.catalog_id)
+    stream.reobserve(2, Decimal("10.00"))  # and the tail after the cutover adds to it as usual
+    stream.deliver_live()
+
+    (history,) = [o for o in manifests[0].objects if o.aggregate == "inventory_history"]
+    assert history.count == 4
+    assert len(history.sha256) == 64
+    rebuilt = generation_state(deployment.platform, stream.catalog_id, result.generation)
+    added = [r for r in rebuilt["inventory_observation"] if r not in live]
+    assert [(r[1], r[2]) for r in added] == [(2, Decimal("10.00"))]
+    assert len(rebuilt["inventory_observation"]) == 5
+    assert_same_state(rebuilt, serial_application(stream, stream.live_position()))
 
 
 def test_public_reads_during_a_rebuild_each_come_from_one_generation_and_one_release(

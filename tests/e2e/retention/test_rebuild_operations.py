@@ -6,16 +6,23 @@ job that refuses to run without explicit config, and the same operations as ``pr
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import dagster as dg
+import psycopg
 import pytest
 from typer.testing import CliRunner
 
 from prw_api import compose
 from prw_api.server import BackgroundServer
 from prw_cli.main import app as prw
+from prw_orchestration.defs.pipeline import stage_job
 from prw_orchestration.defs.rebuild import epoch_fence, product_rebuild
 from prw_orchestration.resources import PlatformResource
 from prw_platform.bootstrap import Platform, bootstrap
@@ -85,7 +92,8 @@ def test_product_rebuild_job_takes_its_config_logs_progress_and_records_the_proj
     (event,) = result.get_asset_materialization_events()
     metadata = {k: v.value for k, v in event.materialization.metadata.items()}
     assert (metadata["generation"], metadata["cutover_position_h"]) == (2, 8)
-    for phase in ("export: 0", "load: 6 / 6", "cutover: 8 / 8", "cut over to generation 2 at position 8"):
+    # 6 aggregates and 2 inventory observations loaded
+    for phase in ("export: 0", "load: 8 / 8", "cutover: 8 / 8", "cut over to generation 2 at position 8"):
         assert phase in logged, logged
     assert serving_generation(platform) == 2
 
@@ -140,3 +148,135 @@ def test_prw_product_rebuild_and_prw_epoch_fence_print_their_results(platform: P
     assert fenced.exit_code == 0, fenced.output
     assert "Fenced" in fenced.output
     assert serving_generation(platform) == 3
+
+
+class Killed(BaseException):
+    """The rebuild's process dies here: none of its handlers run (its row stays active, its lease held)."""
+
+
+def kill_while_loading(phase: str, done: int, total: int | None) -> None:
+    if phase == "load":
+        raise Killed(phase)
+
+
+def kill_a_rebuild() -> None:
+    """A rebuild process (configured from the ``PRW_*`` environment, as ``prw`` is) that dies mid-load."""
+    with bootstrap(Settings()) as process, pytest.raises(Killed):
+        process.product_rebuild.run(TENANT, CATALOG, on_progress=kill_while_loading)
+
+
+def test_a_dead_rebuild_is_recovered_with_prw_product_rebuild_abandon_and_the_jobs_abandon_stale(
+    platform: Platform,
+) -> None:
+    kill_a_rebuild()
+    runner = CliRunner()
+    running = runner.invoke(prw, ["product", "rebuild", "--tenant", TENANT, "--catalog", CATALOG])
+    assert running.exit_code == 1
+    assert "REBUILD_RUNNING" in running.output
+    assert "--abandon" in running.output
+    live = runner.invoke(prw, ["product", "rebuild", "--tenant", TENANT, "--catalog", CATALOG, "--abandon"])
+    assert live.exit_code == 1
+    assert "REBUILD_LIVE" in live.output
+    forced = runner.invoke(
+        prw, ["product", "rebuild", "--tenant", TENANT, "--catalog", CATALOG, "--abandon", "--force"]
+    )
+    assert forced.exit_code == 0, forced.output
+    assert "Abandoned rebuild" in forced.output
+    assert "released" in forced.output
+    assert serving_generation(platform) == 1
+
+    # The Dagster job: abandon_stale (forced here: the heartbeat is fresh) first, then the rebuild.
+    kill_a_rebuild()
+    with dg.instance_for_test() as instance:
+        config = {"tenant": TENANT, "catalog": CATALOG, "abandon_stale": True, "force_abandon": True}
+        result = product_rebuild.execute_in_process(
+            run_config={"ops": {"rebuild_product_projection": {"config": config}}},
+            resources={"platform": PlatformResource()},
+            instance=instance,
+        )
+        logged = [entry.user_message for entry in instance.all_logs(result.run_id)]
+    assert result.success
+    assert any(line.startswith("abandoned rebuild rbd_") for line in logged), logged
+    assert serving_generation(platform) == 4  # above the two abandoned generations (2 and 3)
+
+
+def test_the_rebuild_cleanup_job_drops_the_replaced_generation_in_chunks_and_logs_its_progress(
+    platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PRW_REBUILD_CLEANUP_AFTER_SECONDS", "0")
+    monkeypatch.setenv("PRW_REBUILD_CLEANUP_CHUNK_ROWS", "2")
+    rebuilt = CliRunner().invoke(prw, ["product", "rebuild", "--tenant", TENANT, "--catalog", CATALOG])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    job = stage_job(platform.stages["rebuild-cleanup"])
+    with dg.instance_for_test() as instance:
+        result = job.execute_in_process(resources={"platform": PlatformResource()}, instance=instance)
+        logged = [entry.user_message for entry in instance.all_logs(result.run_id)]
+    assert result.success
+    progress = [line for line in logged if "rows dropped so far" in line]
+    # Generation 1 holds 2 items with their listings, mappings, releases and inbox rows: several chunks of 2 rows
+    # per table.
+    assert len(progress) >= 2, logged
+    assert progress[0].startswith(
+        f"rebuild-cleanup: generation 1 of {TENANT}/{CATALOG} (cut_over rebuild rbd_"
+    )
+    assert "rebuild-cleanup: 1 taken: generations_dropped 1 in 2 batches" in logged, logged
+
+
+_REBUILD_PROCESS = """
+import sys, threading
+from pathlib import Path
+from prw_platform.bootstrap import bootstrap
+from prw_platform.config import Settings
+
+marker = Path(sys.argv[1])
+
+def hang_while_loading(phase, done, total):
+    if phase == "load":
+        marker.write_text("loading")
+        threading.Event().wait()  # killed here
+
+with bootstrap(Settings()) as platform:
+    platform.product_rebuild.run(sys.argv[2], sys.argv[3], on_progress=hang_while_loading)
+"""
+
+
+def projected_items(platform: Platform, generation: int) -> list[tuple[str, int]]:
+    with psycopg.connect(platform.urls.main) as conn:
+        return [
+            (row[0], row[1])
+            for row in conn.execute(
+                "SELECT item_id, revision FROM product.item_projection WHERE tenant_id = %s AND catalog_id = %s "
+                "AND generation = %s ORDER BY item_id",
+                (TENANT, CATALOG, generation),
+            ).fetchall()
+        ]
+
+
+def test_a_rebuild_process_killed_mid_load_is_abandoned_once_stale_and_the_catalog_rebuilt(
+    platform: Platform, tmp_path: Path
+) -> None:
+    marker = tmp_path / "loading"
+    process = subprocess.Popen([sys.executable, "-c", _REBUILD_PROCESS, str(marker), TENANT, CATALOG])
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert process.poll() is None, "the rebuild process ended before it loaded"
+            assert time.monotonic() < deadline, "the rebuild process never reached its load"
+            threading.Event().wait(0.05)
+    finally:
+        process.kill()  # SIGKILL: no handler of the rebuild runs
+        process.wait()
+    runner = CliRunner()
+    running = runner.invoke(prw, ["product", "rebuild", "--tenant", TENANT, "--catalog", CATALOG])
+    assert running.exit_code == 1
+    assert "REBUILD_RUNNING" in running.output
+    # Ten minutes later (a platform whose clock is ahead): the dead rebuild's heartbeat is stale.
+    later = Settings().model_copy(update={"rebuild_stale_after_seconds": 600})
+    with bootstrap(later, clock=lambda: datetime.now(UTC) + timedelta(seconds=601)) as operator:
+        abandoned = operator.product_rebuild.abandon(TENANT, CATALOG)
+    assert abandoned.status_before == "loading"
+    assert abandoned.lease_released
+    rebuilt = runner.invoke(prw, ["product", "rebuild", "--tenant", TENANT, "--catalog", CATALOG])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert serving_generation(platform) == 3
+    assert projected_items(platform, 3) == projected_items(platform, 1)
