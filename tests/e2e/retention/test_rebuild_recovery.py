@@ -26,6 +26,7 @@ from tests.e2e.retention.test_product_rebuild_http import (  # noqa: F401 (the f
     assert_same_state,
     deployment,
     generation_state,
+    module_deployment,
     serial_application,
 )
 
@@ -198,7 +199,7 @@ def test_the_cleanup_drops_a_generation_in_bounded_chunks_resumes_after_a_crash_
     rebuild.run(TENANT, stream.catalog_id)
     before = generation_rows(stream, 1)
     assert before > 20
-    deployment.clock.now = datetime.now(UTC) + timedelta(seconds=1)
+    deployment.clock.now = max(deployment.clock.now, datetime.now(UTC)) + timedelta(seconds=1)
     reads = deployment.platform.operator_db
     progress: list[tuple[int, int]] = []
 
