@@ -25,13 +25,14 @@ from prw_platform.db.database import Database
 from prw_platform.epochs import issue_epoch
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec
 from prw_platform.resolver.decisions import StreamRef
-from prw_platform.resolver.retention import LIVE_CONSUMER, RetentionUnavailable
+from prw_platform.resolver.retention import LIVE_CONSUMER, RetentionStatus, RetentionUnavailable
 from prw_platform.resolver.snapshots import AGGREGATES, ExportLinks, SnapshotExports
 from prw_platform.runtime import Budget, run_stage
 from prw_platform.services import COLLECTOR_SCOPES, PRODUCT_SCOPES, ClientSpec, ProvisionedClient
 from tests.e2e.product.decisions import create_and_map
+from tests.support.postgres import CONTROL, MAIN, fresh_database
 
-TENANT, CATALOG, SOURCE = "ten_snap", "cat_snap", "src_snap_web"
+TENANT = "ten_snap"
 LEASE_TTL = 600
 
 
@@ -47,43 +48,89 @@ class MovableClock:
 
 
 @dataclass
-class Deployment:
+class World:
+    """The module's platform and intake origin (one per module: the suite's budget)."""
+
     platform: Platform
     clock: MovableClock
     url: str
+    catalogs: int = 0
+
+
+@dataclass
+class Deployment:
+    """One test's catalog (provisioned for it, automatic release policy) on the module's platform."""
+
+    platform: Platform
+    clock: MovableClock
+    url: str
+    catalog: str
+    source: str
     product: ProvisionedClient
     collector: ProvisionedClient
     stream: StreamRef
 
     def decide(self, items: int, start: int = 1) -> None:
         for n in range(start, start + items):
-            self.platform.decisions.decide(create_and_map(CATALOG, SOURCE, "snap", n), TENANT, CATALOG)
+            self.platform.decisions.decide(
+                create_and_map(self.catalog, self.source, self.catalog, n), TENANT, self.catalog
+            )
 
     def http(self) -> httpx.Client:
         return httpx.Client(base_url=self.url, timeout=30)
 
 
-@pytest.fixture
-def deployment(deployment_settings: Settings) -> Iterator[Deployment]:
-    # Tokens are checked against the wall clock; the retention clock starts there and the test moves it.
+@pytest.fixture(scope="module")
+def world(
+    pg_admin_url: str, pg_templates: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[World]:
+    # Tokens are checked against the wall clock; the retention clock starts there and the tests move it.
     clock = MovableClock(datetime.now(UTC))
-    settings = deployment_settings.model_copy(
-        update={"retention_age_seconds": 3600, "retention_lease_ttl_seconds": LEASE_TTL}
+    with (
+        fresh_database(pg_admin_url, pg_templates[MAIN], "prw_snap") as main,
+        fresh_database(pg_admin_url, pg_templates[CONTROL], "prw_snapc") as control,
+    ):
+        settings = Settings(
+            database_url=main,
+            control_database_url=control,
+            data_dir=tmp_path_factory.mktemp("prw-snap"),
+            retention_age_seconds=3600,
+            retention_lease_ttl_seconds=LEASE_TTL,
+        )
+        # The tests move the platform clock by hours; tokens (verified by PyJWT on the wall clock too) tolerate it.
+        tokens = TokenSettings(ttl_seconds=86_400, leeway_seconds=86_400)
+        with (
+            bootstrap(settings, clock=clock, token_settings=tokens) as platform,
+            BackgroundServer(compose.intake_app(platform)) as intake,
+        ):
+            yield World(platform, clock, intake.url)
+
+
+@pytest.fixture
+def deployment(world: World) -> Deployment:
+    # Exports an earlier test left pending are built first, so a test counts only its own.
+    while run_stage(world.platform, "exports").counts:
+        pass
+    world.catalogs += 1
+    catalog, source = f"cat_snap_{world.catalogs}", f"src_snap_{world.catalogs}"
+    platform = world.platform
+    provisioned = platform.catalogs.provision(
+        CatalogSpec(TENANT, catalog, "Snap", "automatic", (SourceSpec(source, "Snap web"),))
     )
-    # The test moves the platform clock by hours; tokens (verified by PyJWT on the wall clock too) tolerate it.
-    tokens = TokenSettings(ttl_seconds=86_400, leeway_seconds=86_400)
-    with bootstrap(settings, clock=clock, token_settings=tokens) as platform:
-        provisioned = platform.catalogs.provision(
-            CatalogSpec(TENANT, CATALOG, "Snap", "automatic", (SourceSpec(SOURCE, "Snap web"),))
-        )
-        product = platform.clients.create(
-            ClientSpec(TENANT, CATALOG, "product", "product_live", (), PRODUCT_SCOPES)
-        )
-        collector = platform.clients.create(
-            ClientSpec(TENANT, CATALOG, "cw_snap", "ci_snap_01", (SOURCE,), COLLECTOR_SCOPES)
-        )
-        with BackgroundServer(compose.intake_app(platform)) as intake:
-            yield Deployment(platform, clock, intake.url, product, collector, provisioned.stream)
+    product = platform.clients.create(
+        ClientSpec(TENANT, catalog, "product", "product_live", (), PRODUCT_SCOPES)
+    )
+    collector = platform.clients.create(
+        ClientSpec(TENANT, catalog, "cw_snap", f"ci_snap_{world.catalogs:02d}", (source,), COLLECTOR_SCOPES)
+    )
+    return Deployment(
+        platform, world.clock, world.url, catalog, source, product, collector, provisioned.stream
+    )
+
+
+def status_of(deployment: Deployment) -> RetentionStatus:
+    """The retention status of the test's own catalog."""
+    return next(s for s in deployment.platform.retention_status() if s.catalog_id == deployment.catalog)
 
 
 def bearer(http: httpx.Client, client: ProvisionedClient) -> dict[str, str]:
@@ -108,11 +155,11 @@ def test_an_export_is_pending_then_ready_at_the_committed_cursor_with_one_checks
 ) -> None:
     platform = deployment.platform
     deployment.decide(3)  # each: item, listing, mapping (+ release.authorized: automatic policy)
-    committed = platform.retention_status()[0].committed_position
+    committed = status_of(deployment).committed_position
     with deployment.http() as http:
         headers = bearer(http, deployment.product)
-        first = request_export(http, headers, "rebuild-1", tenant_id=TENANT, catalog_id=CATALOG)
-        again = request_export(http, headers, "rebuild-1", tenant_id=TENANT, catalog_id=CATALOG)
+        first = request_export(http, headers, "rebuild-1", tenant_id=TENANT, catalog_id=deployment.catalog)
+        again = request_export(http, headers, "rebuild-1", tenant_id=TENANT, catalog_id=deployment.catalog)
         assert (first.status_code, again.status_code) == (202, 202)
         export_id = first.json()["export_id"]
         assert again.json()["export_id"] == export_id
@@ -155,7 +202,7 @@ def test_an_export_is_pending_then_ready_at_the_committed_cursor_with_one_checks
         )
         assert tail.status_code == 200, tail.text
         assert next(e["sequence"] for e in tail.json()["events"]) == committed + 1
-    (lease,) = platform.retention_status()[0].leases
+    (lease,) = status_of(deployment).leases
     assert (lease.lease_id, lease.pinned_at) == (manifest["lease_id"], committed)
 
 
@@ -164,7 +211,7 @@ def test_the_snapshot_reads_accepted_state_not_the_outbox(deployment: Deployment
     platform = deployment.platform
     deployment.decide(3)
     run_stage(platform, "relay", Budget(batches=5))
-    committed = platform.retention_status()[0].committed_position
+    committed = status_of(deployment).committed_position
     platform.retention.report_progress(deployment.stream, LIVE_CONSUMER, committed)
     deployment.clock.advance(timedelta(hours=2))
     assert run_stage(platform, "prune").taken == committed - 1
@@ -178,7 +225,7 @@ def test_the_snapshot_reads_accepted_state_not_the_outbox(deployment: Deployment
         (obj,) = manifest["objects"]
         assert (manifest["position"], obj["count"]) == (committed, 3)
     # The lease was pinned after P (committed - 1), then advanced to W.
-    assert platform.retention_status()[0].leases[0].pinned_at == committed
+    assert status_of(deployment).leases[0].pinned_at == committed
 
 
 def test_an_export_aborts_when_the_history_epoch_changes(deployment: Deployment) -> None:
@@ -187,13 +234,13 @@ def test_an_export_aborts_when_the_history_epoch_changes(deployment: Deployment)
     with deployment.http() as http:
         headers = bearer(http, deployment.product)
         export_id = request_export(http, headers, "fenced").json()["export_id"]
-        issue_epoch(platform.control_db, TENANT, CATALOG, "a restore is being fenced")
+        issue_epoch(platform.control_db, TENANT, deployment.catalog, "a restore is being fenced")
         assert run_stage(platform, "exports").counts == {"failed": 1}
         failed = http.get(f"/v1/exports/snapshots/{export_id}", headers=headers)
     assert failed.status_code == 410
     assert failed.json()["error"]["code"] == "EXPORT_EXPIRED"
     # Its lease was released: it pins nothing.
-    assert platform.retention_status()[0].leases == ()
+    assert status_of(deployment).leases == ()
 
 
 def test_a_ready_export_whose_lease_expired_is_gone_and_renewal_keeps_it(deployment: Deployment) -> None:
@@ -279,7 +326,9 @@ def test_export_request_error_rows_persist_nothing(
     assert response.status_code == status, response.text
     assert response.json()["error"]["code"] == code
     with psycopg.connect(deployment.platform.urls.main) as conn:
-        stored = conn.execute("SELECT count(*) FROM resolver.export_snapshot").fetchone()
+        stored = conn.execute(
+            "SELECT count(*) FROM resolver.export_snapshot WHERE catalog_id = %s", (deployment.catalog,)
+        ).fetchone()
     assert stored == ((1,) if case == "same key, other aggregates" else (0,))
 
 
