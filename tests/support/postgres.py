@@ -14,10 +14,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from psycopg import sql
 
+from prw_platform.config import Settings
 from prw_platform.db.migrate import CONTROL, MAIN, MIGRATIONS, migrate
 from prw_platform.db.urls import with_database
 
@@ -96,12 +98,26 @@ def fresh_database(admin_url: str, template: str, prefix: str) -> Iterator[str]:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
+@contextmanager
+def fresh_deployment_settings(
+    admin_url: str, templates: dict[str, str], data_dir: Path, prefix: str, **overrides: Any
+) -> Iterator[Settings]:
+    """Settings of a deployment on a fresh main and control database (dropped afterwards) and ``data_dir``, for a
+    module-scoped deployment (its tests provision catalogs of their own); ``overrides`` are further settings."""
+    with (
+        fresh_database(admin_url, templates[MAIN], prefix) as main,
+        fresh_database(admin_url, templates[CONTROL], f"{prefix}c") as control,
+    ):
+        yield Settings(database_url=main, control_database_url=control, data_dir=data_dir, **overrides)
+
+
 __all__ = [
     "CONTROL",
     "MAIN",
     "TestDatabases",
     "ensure_template",
     "fresh_database",
+    "fresh_deployment_settings",
     "server_url",
     "stop_embedded",
 ]

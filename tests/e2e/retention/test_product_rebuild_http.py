@@ -49,7 +49,7 @@ from prw_platform.services import (
 )
 from tests.e2e.product.decisions import create_and_map
 from tests.integration.files.conftest import png
-from tests.support.postgres import CONTROL, MAIN, fresh_database
+from tests.support.postgres import fresh_deployment_settings
 
 TENANT = "ten_rbd"
 LEASE_TTL = 600
@@ -183,18 +183,15 @@ def module_deployment(
     """One deployment for the module (the suite's budget): every test provisions catalogs of its own
     (``Deployment.stream``), and the platform clock only moves forward."""
     clock = MovableClock(datetime.now(UTC))
-    with (
-        fresh_database(pg_admin_url, pg_templates[MAIN], "prw_rbd") as main,
-        fresh_database(pg_admin_url, pg_templates[CONTROL], "prw_rbdc") as control,
-    ):
-        settings_ = Settings(
-            database_url=main,
-            control_database_url=control,
-            data_dir=tmp_path_factory.mktemp("prw-rebuild"),
-            retention_age_seconds=3600,
-            retention_lease_ttl_seconds=LEASE_TTL,
-            rebuild_cleanup_after_seconds=0,
-        )
+    with fresh_deployment_settings(
+        pg_admin_url,
+        pg_templates,
+        tmp_path_factory.mktemp("prw-rebuild"),
+        "prw_rbd",
+        retention_age_seconds=3600,
+        retention_lease_ttl_seconds=LEASE_TTL,
+        rebuild_cleanup_after_seconds=0,
+    ) as settings_:
         tokens = TokenSettings(ttl_seconds=86_400, leeway_seconds=86_400)
         with (
             bootstrap(settings_, clock=clock, token_settings=tokens) as platform,

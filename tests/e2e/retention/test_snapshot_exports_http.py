@@ -20,7 +20,6 @@ from prw_api import compose
 from prw_api.server import BackgroundServer
 from prw_platform.auth import TokenSettings
 from prw_platform.bootstrap import Platform, bootstrap
-from prw_platform.config import Settings
 from prw_platform.db.database import Database
 from prw_platform.epochs import issue_epoch
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec
@@ -30,7 +29,7 @@ from prw_platform.resolver.snapshots import AGGREGATES, ExportLinks, SnapshotExp
 from prw_platform.runtime import Budget, run_stage
 from prw_platform.services import COLLECTOR_SCOPES, PRODUCT_SCOPES, ClientSpec, ProvisionedClient
 from tests.e2e.product.decisions import create_and_map
-from tests.support.postgres import CONTROL, MAIN, fresh_database
+from tests.support.postgres import fresh_deployment_settings
 
 TENANT = "ten_snap"
 LEASE_TTL = 600
@@ -86,17 +85,14 @@ def world(
 ) -> Iterator[World]:
     # Tokens are checked against the wall clock; the retention clock starts there and the tests move it.
     clock = MovableClock(datetime.now(UTC))
-    with (
-        fresh_database(pg_admin_url, pg_templates[MAIN], "prw_snap") as main,
-        fresh_database(pg_admin_url, pg_templates[CONTROL], "prw_snapc") as control,
-    ):
-        settings = Settings(
-            database_url=main,
-            control_database_url=control,
-            data_dir=tmp_path_factory.mktemp("prw-snap"),
-            retention_age_seconds=3600,
-            retention_lease_ttl_seconds=LEASE_TTL,
-        )
+    with fresh_deployment_settings(
+        pg_admin_url,
+        pg_templates,
+        tmp_path_factory.mktemp("prw-snap"),
+        "prw_snap",
+        retention_age_seconds=3600,
+        retention_lease_ttl_seconds=LEASE_TTL,
+    ) as settings:
         # The tests move the platform clock by hours; tokens (verified by PyJWT on the wall clock too) tolerate it.
         tokens = TokenSettings(ttl_seconds=86_400, leeway_seconds=86_400)
         with (
