@@ -105,6 +105,9 @@ def apply_events(
         # if_db: never retry after an ambiguous commit without an idempotency check. The inbox is the key: a
         # re-run after a commit that did happen finds every event there and records them as duplicates.
         verify_commit=_rerun,
+        # BEGIN, the tenant setting and the statements up to the first read share a round trip, and so do the
+        # writes nothing reads back (the progress row's insert before its lock) and the COMMIT after the last read.
+        pipeline=True,
     )
 
 
