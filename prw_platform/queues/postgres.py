@@ -9,9 +9,12 @@ Ack, retry and dead-letter match on the row id *and* the token, so a handle from
 
 The claim changes no indexed column (migration 0022): ``due_at``, the receive order and the index range, is set by
 the send (now plus the delay) and by ``retry_later`` only; ``visible_after`` says whether a consumer holds the
-message. With the table's free space per page, a claim is a HOT update: the row is rewritten in its page and no
-index is touched. A receive steps over the rows other consumers hold (they are at the front of ``due_at`` order
-until acked), a few hundred per consumer at most.
+message. ``due_at <= visible_after`` always holds (a send and ``retry_later`` set both alike, a claim pushes
+``visible_after`` past now), so ``visible_after <= now()`` alone still says "visible" (``depth``), and
+``due_at <= now()`` is only the index range that stops the scan at the first message not due yet. With the
+table's free space per page, a claim is a HOT update: the row is rewritten in its page and no index is touched.
+A receive steps over the rows other consumers hold (they are at the front of ``due_at`` order until acked), a few
+hundred per consumer at most.
 
 The queue works through the caller's ``Database``, whose role decides what it may do (0002's grants). ``send``
 with ``conn`` joins the caller's open transaction instead (AW-02's sweeper, or a producer that wants the message
