@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import threading
@@ -237,6 +238,42 @@ def run_relay(platform: Platform, transport: DisorderlyTransport) -> tuple[float
     return time.perf_counter() - began, deliveries
 
 
+def _cpu_seconds(stat: str, children: bool = False) -> float:
+    fields = stat.rsplit(")", 1)[1].split()
+    # After the command name: state, ppid, ...; utime and stime are fields 14 and 15 of proc(5), cutime and
+    # cstime (the exited children it waited for) 16 and 17.
+    ticks = int(fields[11]) + int(fields[12])
+    if children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu_seconds(owner: Database) -> float | None:
+    """CPU time the whole PostgreSQL server has used so far (postmaster, every live process, and the exited ones
+    such as autovacuum workers), read from /proc: a measure that the machine's other load does not inflate the
+    way it inflates wall time. Only meaningful on a server of this run's own (the embedded one); None where
+    /proc cannot tell (another host, another OS)."""
+    try:
+        backend = owner.run(lambda conn: conn.execute("SELECT pg_backend_pid() AS pid").fetchone())
+        with open(f"/proc/{backend['pid']}/stat") as f:
+            postmaster = int(f.read().rsplit(")", 1)[1].split()[1])
+        with open(f"/proc/{postmaster}/stat") as f:
+            total = _cpu_seconds(f.read(), children=True)
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue  # exited meanwhile
+            if int(stat.rsplit(")", 1)[1].split()[1]) == postmaster:
+                total += _cpu_seconds(stat)
+        return total
+    except (OSError, ValueError, IndexError, TypeError):
+        return None
+
+
 #: The product tables autovacuum analyzes in the first minute of a fresh database.
 ANALYZED_TABLES = ("product.inbox", "product.applied_revision", "product.parked_event")
 
@@ -329,7 +366,9 @@ def main() -> None:
 
         transport = DisorderlyTransport(platform.accepted_changes_out, args.duplicates, args.drops, rng)
         relay_s, deliveries = run_relay(platform, transport)
+        server_before = server_cpu_seconds(owner) if args.database_url is None else None
         apply_s, apply_cpu_s, counts = run_apply(platform, owner, args.appliers)
+        server_after = server_cpu_seconds(owner) if server_before is not None else None
         gaps_s, fetched = run_gap_closure(platform, stream) if transport.dropped else (0.0, 0)
         baseline_s = run_baseline(owner, bodies)
         differing, contiguous, parked = divergence(owner, messages)
@@ -345,6 +384,12 @@ def main() -> None:
         f"apply's own CPU (this process, not PostgreSQL): {apply_cpu_s * 1e6 / events:,.0f} µs per event,"
         f" {apply_cpu_s / apply_s:.0%} of its wall time"
     )
+    if server_before is not None and server_after is not None:
+        server_cpu_s = server_after - server_before
+        print(
+            f"apply's PostgreSQL CPU (the embedded server, every process): {server_cpu_s * 1e6 / events:,.0f} µs"
+            f" per event; client + server {(apply_cpu_s + server_cpu_s) * 1e6 / events:,.0f} µs per event"
+        )
     if transport.dropped:
         print(
             f"gap closure: {fetched:,} events fetched from the export stream over HTTP in {gaps_s:.2f} s"

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel, ValidationError
@@ -55,9 +56,11 @@ class Revisions(StrEnum):
     ANY = "≥ 1"
 
     def allows(self, revision: int) -> bool:
-        if self is Revisions.FIRST:
+        # By value: a member lookup on the enum class costs more than the check (asked once per applied event).
+        value = self._value_
+        if value == "1":
             return revision == 1
-        if self is Revisions.LATER:
+        if value == "> 1":
             return revision > 1
         return revision >= 1
 
@@ -308,10 +311,16 @@ def payload_models() -> tuple[type[EventPayload], ...]:
 
 def field_value(payload: BaseModel, key: str) -> object:
     """The value of the field whose wire name is ``key`` (an alias such as ``from``, or the field name)."""
-    for name, info in type(payload).model_fields.items():
+    return getattr(payload, _field_name(type(payload), key))
+
+
+@cache
+def _field_name(model: type[BaseModel], key: str) -> str:
+    # Cached per (model, wire name): the apply path asks twice per event (AW-04 envelope/payload checks).
+    for name, info in model.model_fields.items():
         if (info.alias or name) == key:
-            return getattr(payload, name)
-    raise KeyError(f"{type(payload).__name__} has no field {key!r}")
+            return name
+    raise KeyError(f"{model.__name__} has no field {key!r}")
 
 
 def undeclared_keys(model: BaseModel, path: str = "payload") -> list[str]:

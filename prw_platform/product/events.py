@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -19,8 +19,10 @@ from prw_platform.contracts import VOCABULARY, AcceptedChange, EventPayload, Eve
 from prw_platform.product.errors import SchemaInvalid, UnsupportedEventType
 
 
-@dataclass(frozen=True, slots=True)
-class AggregateKey:
+class AggregateKey(NamedTuple):
+    """A NamedTuple, not a dataclass: a batch hashes keys in every revision and parking lookup, and a tuple's hash
+    and equality run in C."""
+
     type: str
     id: str
 

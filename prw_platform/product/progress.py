@@ -85,6 +85,7 @@ def advance(conn: Connection, scope: ProjectedScope, current: int, consumer: str
     the cost is the advance, not the backlog behind a gap."""
     through = current
     while True:
+        # The consecutive run after ``through``; a short page ends at a gap (or the end of the inbox).
         page = inbox.positions_after(conn, scope, through, _ADVANCE_PAGE)
         for settled in page:
             if settled.position != through + 1 or settled.outcome not in PROCESSED_OUTCOMES:

@@ -1,11 +1,20 @@
 """The PostgreSQL queue (the embedded default): named queues in ``queue.message``, dead letters in
 ``queue.dead_letter`` (migration 0002).
 
-A receive is one short transaction: lock due rows ``FOR UPDATE SKIP LOCKED`` in ``visible_after`` order, move the
+A receive is one short transaction: lock visible rows ``FOR UPDATE SKIP LOCKED`` in ``due_at`` order, move the
 ones already delivered ``max_receives`` times to the DLQ, and give the others a new ``visible_after``, a bumped
 ``receive_count`` and a fresh ``delivery_token``. Parallel consumers skip each other's locked rows and, once the
 transaction commits, the rows are invisible, so no two consumers hold the same message while it is invisible.
 Ack, retry and dead-letter match on the row id *and* the token, so a handle from an earlier delivery does nothing.
+
+The claim changes no indexed column (migration 0022): ``due_at``, the receive order and the index range, is set by
+the send (now plus the delay) and by ``retry_later`` only; ``visible_after`` says whether a consumer holds the
+message. ``due_at <= visible_after`` always holds (a send and ``retry_later`` set both alike, a claim pushes
+``visible_after`` past now), so ``visible_after <= now()`` alone still says "visible" (``depth``), and
+``due_at <= now()`` is only the index range that stops the scan at the first message not due yet. With the
+table's free space per page, a claim is a HOT update: the row is rewritten in its page and no index is touched.
+A receive steps over the rows other consumers hold (they are at the front of ``due_at`` order until acked), a few
+hundred per consumer at most.
 
 The queue works through the caller's ``Database``, whose role decides what it may do (0002's grants). ``send``
 with ``conn`` joins the caller's open transaction instead (AW-02's sweeper, or a producer that wants the message
@@ -18,7 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import LiteralString, TypeVar
+from typing import Any, LiteralString, TypeVar
 from uuid import UUID
 
 from psycopg.rows import class_row, tuple_row
@@ -48,22 +57,6 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
-class _Delivery:
-    """A message the receive just delivered (``_RECEIVE``'s RETURNING list)."""
-
-    id: int
-    message_key: str
-    #: Exactly one of the two is set (migration 0002).
-    body: JsonObject | None
-    body_bytes: bytes | None
-    receive_count: int
-    enqueued_at: datetime
-    first_received_at: datetime
-    visible_after: datetime
-    delivery_token: UUID
-
-
-@dataclass(frozen=True, slots=True)
 class _DeadLetterRow:
     dead_letter_id: str
     queue_name: str
@@ -86,16 +79,18 @@ class _Depth:
 
 
 _INSERT = """
-INSERT INTO queue.message (queue_name, message_key, body, body_bytes, visible_after)
-VALUES (%s, %s, %s::json, %s, now() + %s * interval '1 second')
+INSERT INTO queue.message (queue_name, message_key, body, body_bytes, visible_after, due_at)
+VALUES (%(queue)s, %(key)s, %(body)s::json, %(bytes)s, now() + %(delay)s * interval '1 second',
+        now() + %(delay)s * interval '1 second')
 """
 
 # ADR-009: the receive that would be delivery max_receives + 1 dead-letters the message instead of delivering it.
+# RETURNING order: ``PostgresQueue._received`` unpacks it.
 _RECEIVE = """
 WITH due AS (
     SELECT id, receive_count FROM queue.message
-    WHERE queue_name = %(queue)s AND visible_after <= now()
-    ORDER BY visible_after
+    WHERE queue_name = %(queue)s AND due_at <= now() AND visible_after <= now()
+    ORDER BY due_at
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 ), exhausted AS (
@@ -128,8 +123,10 @@ RETURNING m.id
 
 # A message put back for later is settled for this delivery: clearing the token retires the handle.
 _RETRY_LATER = """
-UPDATE queue.message SET visible_after = now() + %s * interval '1 second', delivery_token = NULL
-WHERE id = %s AND delivery_token = %s
+UPDATE queue.message
+SET visible_after = now() + %(delay)s * interval '1 second', due_at = now() + %(delay)s * interval '1 second',
+    delivery_token = NULL
+WHERE id = %(id)s AND delivery_token = %(token)s
 """
 
 _DEAD_LETTER = """
@@ -209,13 +206,19 @@ class PostgresQueue:
 
     def send_batch(self, messages: Sequence[OutgoingMessage], *, conn: Connection | None = None) -> list[str]:
         ids: list[str] = []
-        params: list[tuple[object, ...]] = []
+        params: list[dict[str, object]] = []
         for message in messages:
             encoded = encode_body(message.body)
             message_id = check_message_id(message.message_id)
             ids.append(message_id)
             params.append(
-                (self._name, message_id, encoded.text, encoded.data, check_delay(message.delay_seconds))
+                {
+                    "queue": self._name,
+                    "key": message_id,
+                    "body": encoded.text,
+                    "bytes": encoded.data,
+                    "delay": check_delay(message.delay_seconds),
+                }
             )
         if not params:
             return ids
@@ -250,8 +253,11 @@ class PostgresQueue:
         }
         deadline = time.monotonic() + wait_seconds
         while True:
+            # Pipelined: BEGIN, the tenant setting and the receive go in one round trip, the COMMIT in another.
             delivered = self._run(
-                lambda c: c.cursor(row_factory=class_row(_Delivery)).execute(_RECEIVE, params).fetchall()
+                # Plain tuples in ``_RECEIVE``'s RETURNING order: up to 400 rows per receive on the apply path.
+                lambda c: c.cursor(row_factory=tuple_row).execute(_RECEIVE, params).fetchall(),
+                pipeline=True,
             )
             if delivered or time.monotonic() >= deadline:
                 return [self._received(delivery) for delivery in delivered]
@@ -271,14 +277,16 @@ class PostgresQueue:
                 for row in c.cursor(row_factory=tuple_row)
                 .execute(_ACK_BATCH, ([d[0] for d in deliveries], [d[1] for d in deliveries]))
                 .fetchall()
-            }
+            },
+            pipeline=True,
         )
         return [row_id in deleted for row_id, _ in deliveries]
 
     def retry_later(self, handle: ReceiptHandle, delay_seconds: int) -> bool:
         row_id, token = self._delivery(handle)
         delay = check_visibility_timeout(delay_seconds)
-        return self._run(lambda c: c.execute(_RETRY_LATER, (delay, row_id, token)).rowcount) == 1
+        params = {"delay": delay, "id": row_id, "token": token}
+        return self._run(lambda c: c.execute(_RETRY_LATER, params).rowcount) == 1
 
     def dead_letter(self, message: Received, reason: str, *, detail: str | None = None) -> bool:
         check_reason(reason, detail)
@@ -337,25 +345,36 @@ class PostgresQueue:
             approximate=False,
         )
 
-    def _run(self, work: Callable[[Connection], T]) -> T:
+    def _run(self, work: Callable[[Connection], T], *, pipeline: bool = False) -> T:
         try:
-            return self._db.run(work)
+            return self._db.run(work, pipeline=pipeline)
         except DatabaseUnavailable as exc:
             raise QueueUnavailable(str(exc)) from exc
 
-    def _received(self, delivery: _Delivery) -> Received:
+    def _received(self, row: tuple[Any, ...]) -> Received:
+        (
+            row_id,
+            message_key,
+            body,
+            body_bytes,
+            receive_count,
+            enqueued_at,
+            first_received_at,
+            visible_after,
+            token,
+        ) = row
         return Received(
-            message_id=delivery.message_key,
-            body=_body(delivery.body, delivery.body_bytes),
+            message_id=message_key,
+            body=_body(body, body_bytes),
             handle=ReceiptHandle(
                 queue=self._name,
-                message_id=delivery.message_key,
-                delivery=f"{delivery.id}:{delivery.delivery_token}",
-                invisible_until=delivery.visible_after,
+                message_id=message_key,
+                delivery=f"{row_id}:{token}",
+                invisible_until=visible_after,
             ),
-            receive_count=delivery.receive_count,
-            enqueued_at=delivery.enqueued_at,
-            first_received_at=delivery.first_received_at,
+            receive_count=receive_count,
+            enqueued_at=enqueued_at,
+            first_received_at=first_received_at,
             max_receives=self._max_receives,
         )
 

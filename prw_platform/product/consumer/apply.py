@@ -105,6 +105,9 @@ def apply_events(
         # if_db: never retry after an ambiguous commit without an idempotency check. The inbox is the key: a
         # re-run after a commit that did happen finds every event there and records them as duplicates.
         verify_commit=_rerun,
+        # BEGIN, the tenant setting and the statements up to the first read share a round trip, and so do the
+        # writes nothing reads back (the progress row's insert before its lock) and the COMMIT after the last read.
+        pipeline=True,
     )
 
 
@@ -312,21 +315,31 @@ class _StreamBatch:
         self.waiting[parked.waiting_for.aggregate].append(parked)
 
     def _take_stored_parked(self, reach: Mapping[AggregateKey, int]) -> None:
-        """Take up the stored parked events waiting for each aggregate at a revision it can now reach."""
-        ranges = {
-            key: (self.parked_checked.get(key, 0), through)
-            for key, through in reach.items()
-            if through > self.parked_checked.get(key, 0)
-        }
-        if not ranges:
-            return
-        for key, (_, through) in ranges.items():
-            self.parked_checked[key] = through
+        """Take up the stored parked events waiting for each aggregate at a revision it can now reach, and the
+        ones those could release in turn: one read per level of the cascade for every aggregate of that level,
+        instead of one per aggregate when ``_release`` gets there. A taken event that is not released stays
+        stored (only the ones this batch settles or parks again are rewritten at ``flush``)."""
         taken: list[ProductEvent] = []
-        for row in inbox.parked_waiting_for(self.conn, self.scope, ranges):
-            event = event_from_change(AcceptedChange.model_validate(row.message))
-            self.waiting[row.waiting_for.aggregate].append(_Parked(event, row.waiting_for, stored=True))
-            taken.append(event)
+        while True:
+            ranges = {
+                key: (self.parked_checked.get(key, 0), through)
+                for key, through in reach.items()
+                if through > self.parked_checked.get(key, 0)
+            }
+            if not ranges:
+                break
+            for key, (_, through) in ranges.items():
+                self.parked_checked[key] = through
+            level: dict[AggregateKey, int] = {}
+            for row in inbox.parked_waiting_for(self.conn, self.scope, ranges):
+                event = event_from_change(AcceptedChange.model_validate(row.message))
+                self.waiting[row.waiting_for.aggregate].append(_Parked(event, row.waiting_for, stored=True))
+                taken.append(event)
+                # Released and applied, it brings its own aggregate to its revision.
+                level[event.aggregate] = max(level.get(event.aggregate, 0), event.revision)
+            reach = level
+        if not taken:
+            return
         # What their readiness checks will ask once released: read together now, not one lookup each.
         needed = {e.aggregate for e in taken} | {r.aggregate for e in taken for r in e.requirements()}
         if unknown := needed - self.revisions.keys():
@@ -357,8 +370,11 @@ class _StreamBatch:
         newly_applied = deque([(applied.aggregate, applied.revision)])
         while newly_applied:
             aggregate, revision = newly_applied.popleft()
-            self._take_stored_parked({aggregate: revision})
-            waiting = self.waiting.get(aggregate, [])
+            if revision > self.parked_checked.get(aggregate, 0):
+                self._take_stored_parked({aggregate: revision})
+            waiting = self.waiting.get(aggregate)
+            if not waiting:
+                continue
             ready = sorted((p for p in waiting if p.waiting_for.revision <= revision), key=_position)
             if not ready:
                 continue

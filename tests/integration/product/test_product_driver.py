@@ -61,9 +61,13 @@ def publish(relay_queue: PostgresQueue, *bodies: Body) -> None:
 
 
 def expire_visibility(db_url: str) -> None:
-    """Stands for the visibility timeout elapsing: every in-flight delivery becomes visible again."""
+    """Stands for the visibility timeout (and any retry delay) elapsing: every in-flight or put-back delivery
+    becomes visible again. A message put back by retry_later is also due later (``due_at``, migration 0022)."""
     with psycopg.connect(db_url) as conn:
-        conn.execute("UPDATE queue.message SET visible_after = now() WHERE queue_name = %s", (QUEUE,))
+        conn.execute(
+            "UPDATE queue.message SET visible_after = now(), due_at = least(due_at, now()) WHERE queue_name = %s",
+            (QUEUE,),
+        )
 
 
 def test_aw04_each_committed_delivery_is_acknowledged_and_the_queue_is_empty(
