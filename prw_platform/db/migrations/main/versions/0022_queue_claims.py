@@ -1,7 +1,7 @@
 """A receive claims a message by changing unindexed columns only, so the claim is a HOT update (issue 9 item 4).
 
 Revision ID: 0022_queue_claims
-Revises: 0020_released_fields
+Revises: 0021_inventory_history
 
 The receive used to order and find due messages by ``visible_after`` (index ``message_due``) and then push
 ``visible_after`` out by the visibility timeout: every claim changed an indexed column, so it wrote a new row
@@ -25,7 +25,7 @@ second filters the rows a consumer holds). A message whose visibility timeout ex
 from alembic import op
 
 revision = "0022_queue_claims"
-down_revision = "0020_released_fields"
+down_revision = "0021_inventory_history"
 branch_labels = None
 depends_on = None
 
