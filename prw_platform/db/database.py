@@ -40,6 +40,7 @@ MAX_TIMEOUT_RETRIES = 1
 
 READ_COMMITTED = psycopg.IsolationLevel.READ_COMMITTED
 INERROR = psycopg.pq.TransactionStatus.INERROR
+IDLE = psycopg.pq.TransactionStatus.IDLE
 REPEATABLE_READ = psycopg.IsolationLevel.REPEATABLE_READ
 SERIALIZABLE = psycopg.IsolationLevel.SERIALIZABLE
 
@@ -165,8 +166,9 @@ class Database:
     ) -> T:
         """Run ``work(conn)`` in a transaction and commit, retrying what is safe to retry.
 
-        ``pipeline``: send BEGIN, the tenant setting and ``work``'s statements together (psycopg pipeline mode),
-        so a read of one statement costs one round trip to the server and the COMMIT another, instead of four.
+        ``pipeline``: send BEGIN, the tenant setting and ``work``'s statements together (psycopg pipeline mode,
+        ``_pipeline``), so a read of one statement costs one round trip to the server and the COMMIT another,
+        instead of four; reads sent before the first fetch share its round trip.
 
         ``work`` must be a pure function of the database state (it may run several times).
         ``verify_commit``, if given, is called on a fresh connection (same tenant) after an ambiguous commit: it
@@ -183,7 +185,7 @@ class Database:
                     conn.isolation_level = isolation
                     conn.read_only = read_only
                     try:
-                        with conn.pipeline() if pipeline else contextlib.nullcontext():
+                        with _pipeline(conn, isolation, read_only) if pipeline else contextlib.nullcontext():
                             _set_tenant(conn, tenant_id)
                             result = work(conn)
                             committing = True
@@ -201,6 +203,9 @@ class Database:
                         if not conn.closed and (not committing or conn.info.transaction_status == INERROR):
                             conn.rollback()
                         raise
+                    finally:
+                        if pipeline:
+                            _end_pipeline(conn)
             except _RETRYABLE_SQLSTATE as exc:
                 # A serialization failure or deadlock reported by the server, even at COMMIT, is definite: the
                 # transaction rolled back, so re-running it is safe.
@@ -256,6 +261,31 @@ class Database:
             log.warning("checking the idle connections of %s failed", self._pool.name, exc_info=True)
 
 
+@contextmanager
+def _pipeline(conn: Connection, isolation: psycopg.IsolationLevel, read_only: bool) -> Iterator[None]:
+    """Pipeline mode whose first statement is the BEGIN. psycopg follows the BEGIN it sends by itself in pipeline
+    mode with a Sync (to learn the transaction status: a round trip of its own before any statement), so the
+    connection is in autocommit while the pipeline is open and the transaction is opened by this BEGIN and ended
+    by the caller's COMMIT or ``rollback()``; ``_end_pipeline`` then hands psycopg the transactions back."""
+    conn.autocommit = True
+    with conn.pipeline():
+        level = isolation.name.replace("_", " ").encode()
+        conn.execute(b"BEGIN ISOLATION LEVEL " + level + (b" READ ONLY" if read_only else b" READ WRITE"))
+        yield
+
+
+def _end_pipeline(conn: Connection) -> None:
+    """After ``_pipeline``, once the transaction is committed or rolled back: psycopg opens the transactions of
+    the pool's next user again. A connection still in a transaction here is closed (the pool discards it)
+    rather than handed on in autocommit."""
+    if conn.closed:
+        return
+    if conn.info.transaction_status == IDLE:
+        conn.autocommit = False
+    else:
+        conn.close()
+
+
 def affected_rows(
     conn: Connection, query: LiteralString, params: Sequence[object] | Mapping[str, object]
 ) -> int:
@@ -264,6 +294,17 @@ def affected_rows(
     with conn.pipeline():
         cursor = conn.execute(query, params)
     return cursor.rowcount
+
+
+def returned_rows(
+    conn: Connection, query: LiteralString, params: Sequence[object] | Mapping[str, object]
+) -> int:
+    """Run a write whose ``RETURNING`` clause returns one row per row it changed and return how many it
+    changed: one round trip in pipeline mode too, where a fetch asks the server to flush the results sent so far
+    (``affected_rows`` nests a pipeline, which syncs on the way in when statements are queued and on the way
+    out: two)."""
+    with conn.execute(query, params) as cur:
+        return len(cur.fetchall())
 
 
 def _set_tenant(conn: Connection, tenant_id: str | None) -> None:

@@ -3,7 +3,9 @@ frontend messages that make the client wait for the server, which is what a roun
 
 In the PostgreSQL wire protocol (v3) a client waits for an answer after a simple ``Query`` (``Q``) or after the
 ``Sync`` (``S``) that closes an extended-protocol batch (Parse/Bind/Execute...); psycopg's pipeline mode sends
-many statements before one ``Sync``. So ``round_trips`` = ``Q`` + ``S`` messages, counted from the bytes the
+many statements before one ``Sync``, and when it needs a result before the Sync (a fetch inside the pipeline)
+it sends a ``Flush`` (``H``) and waits for it. So ``round_trips`` = ``Q`` + ``S`` + every ``H`` that does not
+directly follow an ``S`` (psycopg ends a pipeline with Sync then Flush: one wait), counted from the bytes the
 client really sent (the startup packet and the optional SSL/GSS request carry no type byte and are skipped).
 Use ``sslmode=disable`` in the proxied URL so the stream stays readable.
 """
@@ -21,7 +23,9 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 _SSL_REQUEST = 80877103
 _GSSENC_REQUEST = 80877104
-_WAITING = (b"Q", b"S")
+_SYNC = b"S"
+_FLUSH = b"H"
+_WAITING = (b"Q", _SYNC)
 
 
 class CountingPgProxy:
@@ -31,6 +35,7 @@ class CountingPgProxy:
         self.port: int = self._listener.getsockname()[1]
         self._lock = threading.Lock()
         self._messages: Counter[bytes] = Counter()
+        self._waits = 0
         self._stopped = threading.Event()
         self._threads: list[threading.Thread] = []
         self._sockets: list[socket.socket] = []
@@ -39,15 +44,17 @@ class CountingPgProxy:
     @property
     def round_trips(self) -> int:
         with self._lock:
-            return sum(self._messages[kind] for kind in _WAITING)
+            return self._waits
 
     def messages(self) -> Counter[bytes]:
         with self._lock:
             return Counter(self._messages)
 
-    def _count(self, kind: bytes) -> None:
+    def _count(self, kind: bytes, previous: bytes) -> None:
         with self._lock:
             self._messages[kind] += 1
+            if kind in _WAITING or (kind == _FLUSH and previous != _SYNC):
+                self._waits += 1
 
     def url(self, database_url: str) -> str:
         """``database_url`` through this proxy (host and port replaced, SSL off)."""
@@ -100,6 +107,7 @@ class CountingPgProxy:
         """Client to server: forward every chunk as read, and parse it into messages to count them."""
         buffer = b""
         started = False
+        previous = b""
         while True:
             try:
                 chunk = client.recv(65536)
@@ -130,7 +138,9 @@ class CountingPgProxy:
                 (length,) = struct.unpack("!i", buffer[1:5])
                 if len(buffer) < 1 + length:
                     break
-                self._count(buffer[:1])
+                kind = buffer[:1]
+                self._count(kind, previous)
+                previous = kind
                 buffer = buffer[1 + length :]
 
 

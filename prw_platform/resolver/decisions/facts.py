@@ -27,7 +27,7 @@ from prw_platform.contracts import (
     decimal_string,
     utc_timestamp,
 )
-from prw_platform.db.database import Connection, affected_rows
+from prw_platform.db.database import Connection, returned_rows
 from prw_platform.plugins.types import NormalizedAttribute
 from prw_platform.resolver.decisions.commands import ItemFacts, ListingObservation
 
@@ -284,11 +284,12 @@ def write_listing(conn: Connection, tenant_id: str, listing: ListingState, now: 
         )
         return
     _expect_one(
-        affected_rows(
+        returned_rows(
             conn,
             """UPDATE resolver.listing SET revision = %s, url = %s, title = %s, price = %s, currency = %s,
                    availability = %s, observed_at = %s, capture_id = %s, updated_at = %s
-               WHERE tenant_id = %s AND listing_id = %s AND revision = %s""",
+               WHERE tenant_id = %s AND listing_id = %s AND revision = %s
+               RETURNING revision""",
             (listing.revision, *values, tenant_id, listing.listing_id, listing.revision - 1),
         ),
         f"listing {listing.listing_id}",
@@ -361,10 +362,11 @@ def write_mapping(conn: Connection, tenant_id: str, mapping: MappingState, now: 
         )
         return
     _expect_one(
-        affected_rows(
+        returned_rows(
             conn,
             """UPDATE resolver.listing_mapping SET item_id = %s, revision = %s, decision_id = %s, updated_at = %s
-               WHERE tenant_id = %s AND listing_id = %s AND revision = %s""",
+               WHERE tenant_id = %s AND listing_id = %s AND revision = %s
+               RETURNING revision""",
             (
                 mapping.item_id,
                 mapping.revision,

@@ -15,7 +15,7 @@ from datetime import datetime
 from psycopg.rows import class_row
 
 from prw_platform.contracts import AcceptedChange
-from prw_platform.db.database import Connection, affected_rows
+from prw_platform.db.database import Connection, affected_rows, returned_rows
 from prw_platform.resolver import outbox
 from prw_platform.resolver.decisions.commands import StreamRef
 from prw_platform.resolver.decisions.errors import HistoryEpochFenced, StreamNotOpen
@@ -113,10 +113,11 @@ def append_events(conn: Connection, cursor: LockedCursor, events: Sequence[Accep
     outbox.insert_events(conn, events)
     if not events:
         return cursor
-    advanced = affected_rows(
+    advanced = returned_rows(
         conn,
         """UPDATE resolver.stream_cursor SET committed_position = %s, updated_at = now()
-           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND committed_position = %s""",
+           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND committed_position = %s
+           RETURNING committed_position""",
         (expected[-1], stream.tenant_id, stream.catalog_id, stream.history_epoch, cursor.committed_position),
     )
     if advanced != 1:
