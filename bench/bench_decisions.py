@@ -1,14 +1,16 @@
 """Decisions per second (issue 8), on one stream and on 8 streams, beside a bare psycopg transaction doing the
 same row writes, in the same run.
 
-    python bench/bench_decisions.py [--decisions 2000] [--database-url URL] [--smoke]
+    python bench/bench_decisions.py [--decisions 2000] [--blocks 4] [--database-url URL] [--smoke]
 
 prw: ``decide(CreateItemAndMap)`` (AW-01, the path every rule and reviewer decision takes), one READ COMMITTED
     transaction per decision as ``resolver_app`` under row-level security: lock the stream cursor, check the
     idempotency key, check the identifiers (INV-01/07), insert the immutable decision, the item, its
     identifiers, the listing and the mapping, validate and append three outbox events at the next positions,
     advance the cursor. The catalogs release manually, so no release rides along. One stream: ``--decisions``
-    decisions in one thread. 8 streams: 8 threads, each on its own catalog, ``--decisions`` in all.
+    decisions in one thread. 8 streams: 8 threads, each on its own catalog, ``--decisions`` in all. Each
+    configuration runs in ``--blocks`` blocks (default 4), each block's prw decisions followed by their bare
+    twins, so a load change on a shared machine falls on both.
 bare: for each of those decisions, the same rows (read back from the resolver tables, so the values and sizes are
     identical) written by one psycopg transaction into copies of the tables (``LIKE … INCLUDING ALL``: columns,
     defaults, checks, indexes; no foreign keys, no row-level security) as the database owner: lock the copied
@@ -201,12 +203,19 @@ def bare_decisions(owner_url: str, decisions: dict[StreamRef, list[Rows]]) -> tu
 
 
 def measure(
-    platform: Platform, owner: Database, streams: list[StreamRef], count: int, first: int
-) -> tuple[float, float]:
-    """``count`` decisions spread over ``streams`` (numbers from ``first``), then the same rows bare: seconds."""
-    prw_s, ids = prw_decisions(platform, streams, count // len(streams), first)
-    bare_s, _ = bare_decisions(platform.urls.main, read_rows(owner, ids))
-    return prw_s, bare_s
+    platform: Platform, owner: Database, streams: list[StreamRef], count: int, first: int, blocks: int = 1
+) -> tuple[float, float, int]:
+    """``count`` decisions spread over ``streams`` (numbers from ``first``) in ``blocks`` alternating blocks: each
+    block's decisions, then the same rows bare, so both see the same load on a shared machine. (seconds prw,
+    seconds bare, decisions made)."""
+    per_block = max(len(streams), count // blocks)
+    prw_total = bare_total = 0.0
+    made = 0
+    for block in range(blocks):
+        prw_s, ids = prw_decisions(platform, streams, per_block // len(streams), first + block * per_block)
+        bare_s, _ = bare_decisions(platform.urls.main, read_rows(owner, ids))
+        prw_total, bare_total, made = prw_total + prw_s, bare_total + bare_s, made + len(ids)
+    return prw_total, bare_total, made
 
 
 def main() -> None:
@@ -216,14 +225,21 @@ def main() -> None:
     parser.add_argument(
         "--decisions", type=int, default=2000, help="per configuration (split over the streams)"
     )
+    parser.add_argument(
+        "--blocks", type=int, default=4, help="alternating blocks of prw and bare per configuration"
+    )
     parser.add_argument("--database-url")
     parser.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works")
     args = parser.parse_args()
     if args.smoke:
-        args.decisions = 40
+        args.decisions, args.blocks = 40, 1
     per_stream = max(1, args.decisions // STREAMS)
     admin_url, where = server_admin_url(args.database_url)
-    print(f"bench_decisions on {where}: {args.decisions:,} decisions per configuration", flush=True)
+    print(
+        f"bench_decisions on {where}: {args.decisions:,} decisions per configuration"
+        f" in {args.blocks} alternating blocks",
+        flush=True,
+    )
     results: list[tuple[int, float, float, int]] = []
     with (
         scratch_platform(admin_url, "decisions") as platform,
@@ -235,8 +251,10 @@ def main() -> None:
         measure(platform, owner, streams[:1], WARM_UP, 0)
         count = per_stream * STREAMS
         for k, configuration in enumerate((streams[1:2], streams[2:])):
-            prw_s, bare_s = measure(platform, owner, configuration, count, WARM_UP + k * count)
-            results.append((len(configuration), prw_s, bare_s, count))
+            prw_s, bare_s, made = measure(
+                platform, owner, configuration, count, WARM_UP + k * count, args.blocks
+            )
+            results.append((len(configuration), prw_s, bare_s, made))
     print(f"\n{'streams':>7} {'path':<5} {'decisions':>10} {'seconds':>8} {'decisions/s':>12}")
     for streams_n, prw_s, bare_s, n in results:
         print(f"{streams_n:>7} {'prw':<5} {n:>10,} {prw_s:>8.2f} {n / prw_s:>12,.0f}")

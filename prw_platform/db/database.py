@@ -169,8 +169,9 @@ class Database:
     ) -> T:
         """Run ``work(conn)`` in a transaction and commit, retrying what is safe to retry.
 
-        ``pipeline``: send BEGIN, the tenant setting and ``work``'s statements together (psycopg pipeline mode),
-        so a read of one statement costs one round trip to the server and the COMMIT another, instead of four.
+        ``pipeline``: send BEGIN, the tenant setting and ``work``'s statements together (psycopg pipeline mode,
+        ``_pipeline``), so a read of one statement costs one round trip to the server and the COMMIT another,
+        instead of four; reads sent before the first fetch share its round trip.
 
         ``work`` must be a pure function of the database state (it may run several times).
         ``verify_commit``, if given, is called on a fresh connection (same tenant) after an ambiguous commit: it
@@ -312,6 +313,17 @@ def affected_rows(
     with conn.pipeline():
         cursor = conn.execute(query, params)
     return cursor.rowcount
+
+
+def returned_rows(
+    conn: Connection, query: LiteralString, params: Sequence[object] | Mapping[str, object]
+) -> int:
+    """Run a write whose ``RETURNING`` clause returns one row per row it changed and return how many it
+    changed: one round trip in pipeline mode too, where a fetch asks the server to flush the results sent so far
+    (``affected_rows`` nests a pipeline, which syncs on the way in when statements are queued and on the way
+    out: two)."""
+    with conn.execute(query, params) as cur:
+        return len(cur.fetchall())
 
 
 #: The BEGIN of a pipelined transaction, sent as a statement (``Database._run``).

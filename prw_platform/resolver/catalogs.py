@@ -11,7 +11,7 @@ an old epoch fail with HISTORY_EPOCH_FENCED instead of committing into abandoned
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -161,12 +161,24 @@ def write_release_policy(conn: Connection, tenant_id: str, catalog_id: str, poli
 
 def source_catalog(conn: Connection, tenant_id: str, source_id: str) -> str | None:
     """The catalog a source of the tenant belongs to, or None when the tenant has no such source."""
-    with conn.cursor(row_factory=scalar_row) as cur:
-        catalog_id: str | None = cur.execute(
-            "SELECT catalog_id FROM resolver.source WHERE tenant_id = %s AND source_id = %s",
-            (tenant_id, source_id),
-        ).fetchone()
-    return catalog_id
+    return send_source_catalog(conn, tenant_id, source_id)()
+
+
+def send_source_catalog(conn: Connection, tenant_id: str, source_id: str) -> Callable[[], str | None]:
+    """``source_catalog`` in two steps: the query is sent now and read when the returned function is called (in
+    pipeline mode, together with every statement sent in between)."""
+    cur = conn.cursor(row_factory=scalar_row)
+    cur.execute(
+        "SELECT catalog_id FROM resolver.source WHERE tenant_id = %s AND source_id = %s",
+        (tenant_id, source_id),
+    )
+
+    def catalog() -> str | None:
+        with cur:
+            catalog_id: str | None = cur.fetchone()
+        return catalog_id
+
+    return catalog
 
 
 def sources_in_catalog(
@@ -199,16 +211,28 @@ def catalog_policies(conn: Connection, tenant_id: str) -> list[CatalogPolicy]:
 
 
 def release_policy(conn: Connection, tenant_id: str, catalog_id: str) -> ReleasePolicy:
-    with conn.cursor(row_factory=scalar_row) as cur:
-        policy: str | None = cur.execute(
-            "SELECT release_policy FROM resolver.catalog WHERE tenant_id = %s AND catalog_id = %s",
-            (tenant_id, catalog_id),
-        ).fetchone()
-    if policy is None:
-        raise LookupError(f"no catalog {catalog_id}")
-    if policy not in ("automatic", "manual"):
-        raise ValueError(f"catalog {catalog_id} has an unknown release policy {policy!r}")
-    return "automatic" if policy == "automatic" else "manual"
+    return send_release_policy(conn, tenant_id, catalog_id)()
+
+
+def send_release_policy(conn: Connection, tenant_id: str, catalog_id: str) -> Callable[[], ReleasePolicy]:
+    """``release_policy`` in two steps: the query is sent now and read when the returned function is called (in
+    pipeline mode, together with every statement sent in between)."""
+    cur = conn.cursor(row_factory=scalar_row)
+    cur.execute(
+        "SELECT release_policy FROM resolver.catalog WHERE tenant_id = %s AND catalog_id = %s",
+        (tenant_id, catalog_id),
+    )
+
+    def policy() -> ReleasePolicy:
+        with cur:
+            found: str | None = cur.fetchone()
+        if found is None:
+            raise LookupError(f"no catalog {catalog_id}")
+        if found not in ("automatic", "manual"):
+            raise ValueError(f"catalog {catalog_id} has an unknown release policy {found!r}")
+        return "automatic" if found == "automatic" else "manual"
+
+    return policy
 
 
 def current_stream(control: Database, tenant_id: str, catalog_id: str) -> StreamRef:

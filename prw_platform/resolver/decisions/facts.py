@@ -13,11 +13,13 @@ accepted observation, so a snapshot export can carry the inventory history befor
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
+from psycopg import Cursor
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
@@ -30,7 +32,7 @@ from prw_platform.contracts import (
     decimal_string,
     utc_timestamp,
 )
-from prw_platform.db.database import Connection, affected_rows
+from prw_platform.db.database import Connection, returned_rows
 from prw_platform.plugins.types import NormalizedAttribute
 from prw_platform.resolver.decisions.commands import ItemFacts, ListingObservation
 
@@ -174,12 +176,19 @@ def observe_listing(
 
 
 def get_item(conn: Connection, tenant_id: str, item_id: str) -> ItemState | None:
-    with conn.cursor(row_factory=class_row(ItemState)) as cur:
-        return cur.execute(
-            """SELECT item_id, catalog_id, revision, status, profile, title, brand, identifiers, attributes
-               FROM resolver.catalog_item WHERE tenant_id = %s AND item_id = %s""",
-            (tenant_id, item_id),
-        ).fetchone()
+    return send_get_item(conn, tenant_id, item_id)()
+
+
+def send_get_item(conn: Connection, tenant_id: str, item_id: str) -> Callable[[], ItemState | None]:
+    """``get_item`` in two steps: the query is sent now and its row read when the returned function is called
+    (in pipeline mode, together with every statement sent in between)."""
+    cur = conn.cursor(row_factory=class_row(ItemState))
+    cur.execute(
+        """SELECT item_id, catalog_id, revision, status, profile, title, brand, identifiers, attributes
+           FROM resolver.catalog_item WHERE tenant_id = %s AND item_id = %s""",
+        (tenant_id, item_id),
+    )
+    return _fetch_one(cur)
 
 
 def write_retirement(conn: Connection, tenant_id: str, item: ItemState, now: datetime) -> None:
@@ -216,23 +225,39 @@ def insert_item(conn: Connection, tenant_id: str, item: ItemState, now: datetime
 
 
 def get_listing(conn: Connection, tenant_id: str, listing_id: str) -> ListingState | None:
-    with conn.cursor(row_factory=class_row(ListingState)) as cur:
-        return cur.execute(
-            """SELECT listing_id, catalog_id, source_id, natural_key, native_record_id, revision, url, title, price,
-                      currency, availability, observed_at, capture_id
-               FROM resolver.listing WHERE tenant_id = %s AND listing_id = %s""",
-            (tenant_id, listing_id),
-        ).fetchone()
+    return send_get_listing(conn, tenant_id, listing_id)()
+
+
+def send_get_listing(conn: Connection, tenant_id: str, listing_id: str) -> Callable[[], ListingState | None]:
+    """``get_listing`` in two steps: the query is sent now and its row read when the returned function is called
+    (in pipeline mode, together with every statement sent in between)."""
+    cur = conn.cursor(row_factory=class_row(ListingState))
+    cur.execute(
+        """SELECT listing_id, catalog_id, source_id, natural_key, native_record_id, revision, url, title, price,
+                  currency, availability, observed_at, capture_id
+           FROM resolver.listing WHERE tenant_id = %s AND listing_id = %s""",
+        (tenant_id, listing_id),
+    )
+    return _fetch_one(cur)
 
 
 def find_listing(conn: Connection, tenant_id: str, source_id: str, natural_key: str) -> ListingState | None:
-    with conn.cursor(row_factory=class_row(ListingState)) as cur:
-        return cur.execute(
-            """SELECT listing_id, catalog_id, source_id, natural_key, native_record_id, revision, url, title, price,
-                      currency, availability, observed_at, capture_id
-               FROM resolver.listing WHERE tenant_id = %s AND source_id = %s AND natural_key = %s""",
-            (tenant_id, source_id, natural_key),
-        ).fetchone()
+    return send_find_listing(conn, tenant_id, source_id, natural_key)()
+
+
+def send_find_listing(
+    conn: Connection, tenant_id: str, source_id: str, natural_key: str
+) -> Callable[[], ListingState | None]:
+    """``find_listing`` in two steps: the query is sent now and its row read when the returned function is
+    called (in pipeline mode, together with every statement sent in between)."""
+    cur = conn.cursor(row_factory=class_row(ListingState))
+    cur.execute(
+        """SELECT listing_id, catalog_id, source_id, natural_key, native_record_id, revision, url, title, price,
+                  currency, availability, observed_at, capture_id
+           FROM resolver.listing WHERE tenant_id = %s AND source_id = %s AND natural_key = %s""",
+        (tenant_id, source_id, natural_key),
+    )
+    return _fetch_one(cur)
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,11 +343,12 @@ def write_listing(conn: Connection, tenant_id: str, listing: ListingState, now: 
         )
         return
     _expect_one(
-        affected_rows(
+        returned_rows(
             conn,
             """UPDATE resolver.listing SET revision = %s, url = %s, title = %s, price = %s, currency = %s,
                    availability = %s, observed_at = %s, capture_id = %s, updated_at = %s
-               WHERE tenant_id = %s AND listing_id = %s AND revision = %s""",
+               WHERE tenant_id = %s AND listing_id = %s AND revision = %s
+               RETURNING revision""",
             (listing.revision, *values, tenant_id, listing.listing_id, listing.revision - 1),
         ),
         f"listing {listing.listing_id}",
@@ -330,12 +356,46 @@ def write_listing(conn: Connection, tenant_id: str, listing: ListingState, now: 
 
 
 def get_mapping(conn: Connection, tenant_id: str, listing_id: str) -> MappingState | None:
-    with conn.cursor(row_factory=class_row(MappingState)) as cur:
-        return cur.execute(
-            """SELECT listing_id, catalog_id, item_id, revision, decision_id
-               FROM resolver.listing_mapping WHERE tenant_id = %s AND listing_id = %s""",
-            (tenant_id, listing_id),
-        ).fetchone()
+    return send_get_mapping(conn, tenant_id, listing_id)()
+
+
+def send_get_mapping(conn: Connection, tenant_id: str, listing_id: str) -> Callable[[], MappingState | None]:
+    """``get_mapping`` in two steps: the query is sent now and its row read when the returned function is called
+    (in pipeline mode, together with every statement sent in between)."""
+    cur = conn.cursor(row_factory=class_row(MappingState))
+    cur.execute(
+        """SELECT listing_id, catalog_id, item_id, revision, decision_id
+           FROM resolver.listing_mapping WHERE tenant_id = %s AND listing_id = %s""",
+        (tenant_id, listing_id),
+    )
+    return _fetch_one(cur)
+
+
+def send_find_mapping(
+    conn: Connection, tenant_id: str, source_id: str, natural_key: str
+) -> Callable[[], MappingState | None]:
+    """The current mapping of the listing ``find_listing`` finds (None when there is no such listing or it is
+    unmapped), in two steps like ``send_find_listing``, so both travel in one round trip."""
+    cur = conn.cursor(row_factory=class_row(MappingState))
+    cur.execute(
+        """SELECT m.listing_id, m.catalog_id, m.item_id, m.revision, m.decision_id
+           FROM resolver.listing l
+           JOIN resolver.listing_mapping m ON m.tenant_id = l.tenant_id AND m.listing_id = l.listing_id
+           WHERE l.tenant_id = %s AND l.source_id = %s AND l.natural_key = %s""",
+        (tenant_id, source_id, natural_key),
+    )
+    return _fetch_one(cur)
+
+
+_Row = TypeVar("_Row")
+
+
+def _fetch_one(cur: Cursor[_Row]) -> Callable[[], _Row | None]:
+    def fetched() -> _Row | None:
+        with cur:
+            return cur.fetchone()
+
+    return fetched
 
 
 def next_mapping(
@@ -361,10 +421,11 @@ def write_mapping(conn: Connection, tenant_id: str, mapping: MappingState, now: 
         )
         return
     _expect_one(
-        affected_rows(
+        returned_rows(
             conn,
             """UPDATE resolver.listing_mapping SET item_id = %s, revision = %s, decision_id = %s, updated_at = %s
-               WHERE tenant_id = %s AND listing_id = %s AND revision = %s""",
+               WHERE tenant_id = %s AND listing_id = %s AND revision = %s
+               RETURNING revision""",
             (
                 mapping.item_id,
                 mapping.revision,

@@ -6,6 +6,7 @@ automatic create (no match, required identifiers present) and a review case (no 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from psycopg.rows import class_row
@@ -88,25 +89,50 @@ def ensure_identifiers_free(
 ) -> None:
     """A new item's identifiers must be free; one already taken raises ``IdentifierConflict``. Checked under the
     stream cursor lock, so the primary key of item_identifier is only the last line of defence."""
-    for key in keys:
-        taken = conn.execute(
-            """SELECT item_id FROM resolver.item_identifier
-               WHERE tenant_id = %s AND catalog_id = %s AND scheme = %s AND value = %s""",
-            (tenant_id, catalog_id, key.scheme, key.value),
-        ).fetchone()
-        if taken is not None:
-            raise IdentifierConflict(key.scheme, key.value, str(taken["item_id"]))
+    send_identifiers_check(conn, tenant_id, catalog_id, keys)()
+
+
+def send_identifiers_check(
+    conn: Connection, tenant_id: str, catalog_id: str, keys: tuple[IdentifierKey, ...]
+) -> Callable[[], None]:
+    """``ensure_identifiers_free`` in two steps: one query for every key is sent now, and the returned function
+    raises ``IdentifierConflict`` for the first key (in ``keys`` order) already taken."""
+    cur = conn.cursor(row_factory=class_row(_TakenRow))
+    cur.execute(
+        """SELECT scheme, value, item_id FROM resolver.item_identifier
+           WHERE tenant_id = %s AND catalog_id = %s
+             AND (scheme, value) IN (SELECT * FROM unnest(%s::text[], %s::text[]))""",
+        (tenant_id, catalog_id, [k.scheme for k in keys], [k.value for k in keys]),
+    )
+
+    def check() -> None:
+        with cur:
+            taken = {(row.scheme, row.value): row.item_id for row in cur.fetchall()}
+        for key in keys:
+            if (key.scheme, key.value) in taken:
+                raise IdentifierConflict(key.scheme, key.value, taken[key.scheme, key.value])
+
+    return check
+
+
+@dataclass(frozen=True, slots=True)
+class _TakenRow:
+    scheme: str
+    value: str
+    item_id: str
 
 
 def insert_identifiers(
     conn: Connection, tenant_id: str, catalog_id: str, item_id: str, keys: tuple[IdentifierKey, ...]
 ) -> None:
-    for key in keys:
-        conn.execute(
-            """INSERT INTO resolver.item_identifier (tenant_id, catalog_id, scheme, value, item_id)
-               VALUES (%s, %s, %s, %s, %s)""",
-            (tenant_id, catalog_id, key.scheme, key.value, item_id),
-        )
+    if not keys:
+        return
+    # One statement for every key (the GTIN and brand + MPN of a new item).
+    conn.execute(
+        """INSERT INTO resolver.item_identifier (tenant_id, catalog_id, scheme, value, item_id)
+           SELECT %s, %s, scheme, value, %s FROM unnest(%s::text[], %s::text[]) AS k (scheme, value)""",
+        (tenant_id, catalog_id, item_id, [k.scheme for k in keys], [k.value for k in keys]),
+    )
 
 
 __all__ = [

@@ -6,7 +6,7 @@ import dataclasses
 import hashlib
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -143,11 +143,25 @@ def _record(row: dict[str, Any]) -> DecisionRecord:
 
 
 def find_decision_by_key(conn: Connection, tenant_id: str, idempotency_key: str) -> DecisionRecord | None:
-    row = conn.execute(
+    return send_find_decision_by_key(conn, tenant_id, idempotency_key)()
+
+
+def send_find_decision_by_key(
+    conn: Connection, tenant_id: str, idempotency_key: str
+) -> Callable[[], DecisionRecord | None]:
+    """``find_decision_by_key`` in two steps: the query is sent now and its row read when the returned function
+    is called (in pipeline mode, together with every statement sent in between)."""
+    cur = conn.execute(
         "SELECT * FROM resolver.decision WHERE tenant_id = %s AND idempotency_key = %s",
         (tenant_id, idempotency_key),
-    ).fetchone()
-    return _record(row) if row else None
+    )
+
+    def found() -> DecisionRecord | None:
+        with cur:
+            row = cur.fetchone()
+        return _record(row) if row else None
+
+    return found
 
 
 def get_decision(conn: Connection, tenant_id: str, decision_id: str) -> DecisionRecord | None:

@@ -149,23 +149,24 @@ def unreleased(
     items: Sequence[ItemState],
     listings: Sequence[ReleasedListing],
 ) -> tuple[tuple[ItemState, ...], tuple[ReleasedListing, ...]]:
-    """The subset of ``items`` and ``listings`` (current state) that the catalog does not publish yet."""
-    with conn.cursor(row_factory=class_row(_PublishedItem)) as cur:
-        published_items = {
-            r.item_id: r.revision
-            for r in cur.execute(
-                "SELECT item_id, revision FROM resolver.released_item WHERE tenant_id = %s AND item_id = ANY(%s)",
-                (tenant_id, [i.item_id for i in items]),
-            )
-        }
-    with conn.cursor(row_factory=class_row(_PublishedListing)) as cur:
+    """The subset of ``items`` and ``listings`` (current state) that the catalog does not publish yet. Both
+    queries are sent before either is read (one round trip in pipeline mode)."""
+    with (
+        conn.cursor(row_factory=class_row(_PublishedItem)) as item_cur,
+        conn.cursor(row_factory=class_row(_PublishedListing)) as listing_cur,
+    ):
+        item_cur.execute(
+            "SELECT item_id, revision FROM resolver.released_item WHERE tenant_id = %s AND item_id = ANY(%s)",
+            (tenant_id, [i.item_id for i in items]),
+        )
+        listing_cur.execute(
+            """SELECT listing_id, item_id, mapping_revision, listing_revision FROM resolver.released_listing
+               WHERE tenant_id = %s AND listing_id = ANY(%s)""",
+            (tenant_id, [r.listing.listing_id for r in listings]),
+        )
+        published_items = {r.item_id: r.revision for r in item_cur.fetchall()}
         published_listings = {
-            r.listing_id: (r.item_id, r.mapping_revision, r.listing_revision)
-            for r in cur.execute(
-                """SELECT listing_id, item_id, mapping_revision, listing_revision FROM resolver.released_listing
-                   WHERE tenant_id = %s AND listing_id = ANY(%s)""",
-                (tenant_id, [r.listing.listing_id for r in listings]),
-            )
+            r.listing_id: (r.item_id, r.mapping_revision, r.listing_revision) for r in listing_cur.fetchall()
         }
     new_items = tuple(
         i for i in items if i.status == "active" and published_items.get(i.item_id, 0) < i.revision

@@ -44,6 +44,7 @@ from prw_platform.resolver.decisions.commands import (
     DecisionResult,
     ItemFacts,
     ListingObservation,
+    MapListing,
     OpenReviewCase,
     StreamRef,
 )
@@ -64,6 +65,7 @@ from prw_platform.resolver.decisions.records import (
     insert_decision,
     new_decision_id,
     request_fingerprint,
+    send_find_decision_by_key,
 )
 from prw_platform.resolver.decisions.review import (
     ProfileDefinitions,
@@ -71,7 +73,7 @@ from prw_platform.resolver.decisions.review import (
     read_case,
     to_command,
 )
-from prw_platform.resolver.decisions.stream import append_events, lock_cursor
+from prw_platform.resolver.decisions.stream import append_events, send_lock_cursor
 
 Definitions = Mapping[str, AttributeDefinition]
 #: (tenant_id, catalog_id) -> the stream decisions write to now (the catalog at its current history epoch).
@@ -267,24 +269,40 @@ def apply_decision(
     clock: Clock = utc_now,
     definitions: Definitions | None = None,
 ) -> DecisionResult:
-    """AW-01 inside the caller's transaction (which must set ``app.tenant_id`` to the stream's tenant)."""
+    """AW-01 inside the caller's transaction (which must set ``app.tenant_id`` to the stream's tenant).
+
+    The reads are sent together, the cursor lock first, and judged afterwards in the seed's order; in pipeline
+    mode (``decide``) they cost one round trip with BEGIN, the writes a second and the COMMIT a third. The
+    server runs them in the order sent, so every read starts once the lock is held (AW-01: nothing is read for
+    a decision before its stream is locked) and each sees what the writer it waited for committed."""
     now = clock()
     if now.tzinfo is None:
         raise ValueError("the clock must return timezone-aware datetimes")
-    cursor = lock_cursor(conn, stream)
+    locked = send_lock_cursor(conn, stream)
+    key = cmd.idempotency_key
+    replay = send_find_decision_by_key(conn, stream.tenant_id, key) if key is not None else None
+    decision_id = new_decision_id()
+    reads = None if isinstance(cmd, DecideCase) else _send_observation_reads(conn, cmd, stream)
+    policy = catalogs.send_release_policy(conn, stream.tenant_id, stream.catalog_id)
+
+    cursor = locked()
     fingerprint = request_fingerprint(cmd)
-    if cmd.idempotency_key is not None:
-        existing = find_decision_by_key(conn, stream.tenant_id, cmd.idempotency_key)
+    if replay is not None:
+        existing = replay()
         if existing is not None:
             if existing.request_sha256 != fingerprint:
-                raise IdempotencyConflict(
-                    f"idempotency key {cmd.idempotency_key} was used for another decision"
-                )
+                raise IdempotencyConflict(f"idempotency key {key} was used for another decision")
             return existing.result(replayed=True)
 
-    decision_id = new_decision_id()
-    plan = _plan(conn, cmd, stream, decision_id, definitions)
-    release = _release(conn, stream, plan)
+    if isinstance(cmd, DecideCase):
+        plan = _plan_case_decision(conn, cmd, stream, decision_id, definitions)
+    else:
+        assert reads is not None
+        plan = _plan(cmd, stream, decision_id, definitions, reads)
+        if isinstance(cmd, OpenReviewCase) and plan.previous_mapping is not None:
+            # A review case opened on a mapped listing reports the item it is mapped to (read only then).
+            plan.target = facts.get_item(conn, stream.tenant_id, plan.previous_mapping.item_id)
+    release = _release(conn, stream, plan, policy())
 
     batch = EventBatch(
         stream,
@@ -319,7 +337,7 @@ def apply_decision(
         events=batch.refs(),
         item_id=plan.target.item_id if plan.target and plan.action != "open_review_case" else None,
         listing_id=plan.listing.listing_id if plan.listing else None,
-        idempotency_key=cmd.idempotency_key,
+        idempotency_key=key,
         request_sha256=fingerprint,
         created_at=now,
     )
@@ -331,13 +349,73 @@ def apply_decision(
     return record.result(replayed=False)
 
 
-def _plan(
-    conn: Connection, cmd: Command, stream: StreamRef, decision_id: str, definitions: Definitions | None
-) -> _Plan:
+@dataclass(frozen=True, slots=True)
+class _TargetReads:
+    """The reads about the item a decision maps to: the new item's id and identifiers (create), or the
+    existing item (map)."""
+
+    item_id: str | None = None
+    item: Callable[[], ItemState | None] | None = None
+    #: create: the new item's strong identifiers and the check that they are free (INV-01/07 via identity).
+    identifiers: tuple[identity.IdentifierKey, ...] = ()
+    identifiers_free: Callable[[], None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _ObservationReads:
+    """What a decision on a listing observation reads, sent in one go right after the cursor lock."""
+
+    source_catalog: Callable[[], str | None]
+    listing: Callable[[], ListingState | None]
+    mapping: Callable[[], MappingState | None]
+    target: _TargetReads
+
+
+def _send_observation_reads(
+    conn: Connection, cmd: CreateItemAndMap | MapListing | OpenReviewCase, stream: StreamRef
+) -> _ObservationReads:
+    tenant, obs = stream.tenant_id, cmd.listing
+    return _ObservationReads(
+        source_catalog=catalogs.send_source_catalog(conn, tenant, obs.source_id),
+        listing=facts.send_find_listing(conn, tenant, obs.source_id, obs.natural_key),
+        mapping=facts.send_find_mapping(conn, tenant, obs.source_id, obs.natural_key),
+        target=_send_target_reads(
+            conn,
+            stream,
+            cmd.item if isinstance(cmd, CreateItemAndMap) else None,
+            cmd.item_id if isinstance(cmd, MapListing) else None,
+        ),
+    )
+
+
+def _send_target_reads(
+    conn: Connection, stream: StreamRef, new_item: ItemFacts | None, item_id: str | None
+) -> _TargetReads:
     tenant = stream.tenant_id
-    if isinstance(cmd, DecideCase):
-        return _plan_case_decision(conn, cmd, stream, decision_id, definitions)
-    plan = _observe(conn, stream, cmd.listing)
+    if new_item is not None:
+        new_id = new_item.item_id or f"itm_{uuid.uuid4().hex[:24]}"
+        keys = identity.identifier_keys(new_item.gtin, new_item.brand, new_item.mpn)
+        return _TargetReads(
+            item_id=new_id,
+            item=facts.send_get_item(conn, tenant, new_id),
+            identifiers=keys,
+            identifiers_free=identity.send_identifiers_check(conn, tenant, stream.catalog_id, keys)
+            if keys
+            else None,
+        )
+    if item_id is not None:
+        return _TargetReads(item_id=item_id, item=facts.send_get_item(conn, tenant, item_id))
+    return _TargetReads()
+
+
+def _plan(
+    cmd: CreateItemAndMap | MapListing | OpenReviewCase,
+    stream: StreamRef,
+    decision_id: str,
+    definitions: Definitions | None,
+    reads: _ObservationReads,
+) -> _Plan:
+    plan = _observe(stream, cmd.listing, reads)
     plan.evidence = tuple(dict.fromkeys((*cmd.evidence, cmd.listing.capture_id)))
     assert plan.listing is not None
     if isinstance(cmd, OpenReviewCase):
@@ -354,19 +432,15 @@ def _plan(
             source_id=plan.listing.source_id,
             opened_by=decision_id,
         )
-        plan.previous_mapping = facts.get_mapping(conn, tenant, plan.listing.listing_id)
-        if plan.previous_mapping:
-            plan.target = facts.get_item(conn, tenant, plan.previous_mapping.item_id)
+        plan.previous_mapping = reads.mapping()
         plan.details = {"kind": cmd.kind, "case_id": plan.case.case_id}
         return plan
     if isinstance(cmd, CreateItemAndMap):
         plan.action = "create_item_and_map"
-        _create_item(conn, stream, plan, cmd.item, definitions)
-        assert plan.new_item is not None
-        _map(conn, tenant, plan, plan.new_item.item_id, decision_id)
-        return plan
-    plan.action = "map_listing"
-    _map(conn, tenant, plan, cmd.item_id, decision_id)
+        _create_item(stream, plan, cmd.item, definitions, reads.target)
+    else:
+        plan.action = "map_listing"
+    _map(plan, reads.target, reads.mapping(), decision_id)
     return plan
 
 
@@ -377,7 +451,17 @@ def _plan_case_decision(
     case = cases.take_case_revision(conn, tenant, cmd.case_id, cmd.expected_revision)
     if case.catalog_id != stream.catalog_id:
         raise CaseNotFound(f"no review case {cmd.case_id} in catalog {stream.catalog_id}")
-    listing = facts.get_listing(conn, tenant, case.listing_id)
+    # The case names its listing: its reads and the target's travel together (one round trip in pipeline mode).
+    listing_read = facts.send_get_listing(conn, tenant, case.listing_id)
+    mapping_read = facts.send_get_mapping(conn, tenant, case.listing_id)
+    create = cmd.action == "create_item"
+    target = _send_target_reads(
+        conn,
+        stream,
+        cmd.item if create else None,
+        cmd.item_id if cmd.action != "dismiss" and not create else None,
+    )
+    listing = listing_read()
     assert listing is not None  # a foreign key guarantees it
     plan = _Plan(action="dismiss_case", listing=listing, case=case)
     plan.evidence = tuple(dict.fromkeys((*cmd.evidence, case.capture_id)))
@@ -399,48 +483,52 @@ def _plan_case_decision(
         plan.case_status = cases.DISMISSED
         return plan
     plan.case_status = cases.DECIDED
-    if cmd.action == "create_item":
+    if create:
         assert cmd.item is not None
         plan.action = "create_item_and_map"
-        _create_item(conn, stream, plan, cmd.item, definitions)
-        assert plan.new_item is not None
-        _map(conn, tenant, plan, plan.new_item.item_id, decision_id)
+        _create_item(stream, plan, cmd.item, definitions, target)
     else:
         assert cmd.item_id is not None
         plan.action = "map_listing"
-        _map(conn, tenant, plan, cmd.item_id, decision_id)
+    _map(plan, target, mapping_read(), decision_id)
     return plan
 
 
-def _observe(conn: Connection, stream: StreamRef, obs: ListingObservation) -> _Plan:
-    catalog = catalogs.source_catalog(conn, stream.tenant_id, obs.source_id)
-    if catalog != stream.catalog_id:
+def _observe(stream: StreamRef, obs: ListingObservation, reads: _ObservationReads) -> _Plan:
+    if reads.source_catalog() != stream.catalog_id:
         raise SourceNotInCatalog(f"source {obs.source_id} is not a source of catalog {stream.catalog_id}")
-    current = facts.find_listing(conn, stream.tenant_id, obs.source_id, obs.natural_key)
+    current = reads.listing()
     observed = facts.observe_listing(current, stream.catalog_id, obs)
     return _Plan(action="", listing=observed or current, listing_changed=observed is not None)
 
 
 def _create_item(
-    conn: Connection, stream: StreamRef, plan: _Plan, item: ItemFacts, definitions: Definitions | None
+    stream: StreamRef, plan: _Plan, item: ItemFacts, definitions: Definitions | None, reads: _TargetReads
 ) -> None:
     invariants.check_attributes(item.attributes, definitions)
-    item_id = item.item_id or f"itm_{uuid.uuid4().hex[:24]}"
-    if facts.get_item(conn, stream.tenant_id, item_id) is not None:
-        raise ItemExists(f"item {item_id} already exists")
-    keys = identity.identifier_keys(item.gtin, item.brand, item.mpn)
-    identity.ensure_identifiers_free(conn, stream.tenant_id, stream.catalog_id, keys)
-    plan.new_item = facts.new_item(item_id, stream.catalog_id, item)
-    plan.identifiers = keys
+    assert reads.item_id is not None
+    assert reads.item is not None
+    if reads.item() is not None:
+        raise ItemExists(f"item {reads.item_id} already exists")
+    if reads.identifiers_free is not None:
+        reads.identifiers_free()
+    plan.new_item = facts.new_item(reads.item_id, stream.catalog_id, item)
+    plan.identifiers = reads.identifiers
 
 
-def _map(conn: Connection, tenant: str, plan: _Plan, item_id: str, decision_id: str) -> None:
+def _map(plan: _Plan, reads: _TargetReads, previous: MappingState | None, decision_id: str) -> None:
+    """Map the plan's listing to the new item or to ``reads``' item (INV-07), replacing ``previous``."""
     assert plan.listing is not None
+    assert reads.item_id is not None
     listing = plan.listing
+    item_id = reads.item_id
     new = plan.new_item
-    target = new if new is not None and new.item_id == item_id else facts.get_item(conn, tenant, item_id)
+    if new is not None and new.item_id == item_id:
+        target: ItemState | None = new
+    else:
+        assert reads.item is not None
+        target = reads.item()
     plan.target = invariants.check_mapping_target(target, item_id, listing)
-    previous = facts.get_mapping(conn, tenant, listing.listing_id)
     plan.previous_mapping = previous
     if previous is not None:
         plan.prior_decisions = tuple(dict.fromkeys((*plan.prior_decisions, previous.decision_id)))
@@ -449,9 +537,11 @@ def _map(conn: Connection, tenant: str, plan: _Plan, item_id: str, decision_id: 
     plan.details = {**plan.details, "listing_id": listing.listing_id, "item_id": item_id}
 
 
-def _release(conn: Connection, stream: StreamRef, plan: _Plan) -> releases.Release | None:
+def _release(
+    conn: Connection, stream: StreamRef, plan: _Plan, policy: catalogs.ReleasePolicy
+) -> releases.Release | None:
     """docs/events.md: an automatic catalog publishes, in the decision's transaction, what the decision changed."""
-    if catalogs.release_policy(conn, stream.tenant_id, stream.catalog_id) != releases.AUTOMATIC:
+    if policy != releases.AUTOMATIC:
         return None
     mapping = plan.current_mapping
     if mapping is None or plan.target is None or plan.listing is None:

@@ -8,14 +8,14 @@ committed knows every position below n is committed too (the lock orders the com
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from psycopg.rows import class_row
 
 from prw_platform.contracts import AcceptedChange
-from prw_platform.db.database import Connection, affected_rows
+from prw_platform.db.database import Connection, affected_rows, returned_rows
 from prw_platform.resolver import outbox
 from prw_platform.resolver.decisions.commands import StreamRef
 from prw_platform.resolver.decisions.errors import HistoryEpochFenced, StreamNotOpen
@@ -67,18 +67,33 @@ def fence_catalog(conn: Connection, tenant_id: str, catalog_id: str, now: dateti
 def lock_cursor(conn: Connection, stream: StreamRef) -> LockedCursor:
     """AW-01: lock the cursor row BEFORE changing exported state. A second writer of the stream waits here until
     this transaction ends, so commits of one stream happen in position order."""
-    with conn.cursor(row_factory=class_row(_CursorRow)) as cur:
-        row = cur.execute(
-            """SELECT committed_position, fenced_at FROM resolver.stream_cursor
-               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s
-               FOR UPDATE""",
-            (stream.tenant_id, stream.catalog_id, stream.history_epoch),
-        ).fetchone()
-    if row is None:
-        raise StreamNotOpen(f"no stream cursor for {stream}")
-    if row.fenced_at is not None:
-        raise HistoryEpochFenced(f"history epoch {stream.history_epoch} of {stream.catalog_id} is superseded")
-    return LockedCursor(stream, row.committed_position)
+    return send_lock_cursor(conn, stream)()
+
+
+def send_lock_cursor(conn: Connection, stream: StreamRef) -> Callable[[], LockedCursor]:
+    """``lock_cursor`` in two steps: the lock is sent now and judged when the returned function is called. In
+    pipeline mode the reads sent after it travel in the same round trip; the server runs them in order, so each
+    starts once the lock is held and sees every commit of the writer it waited for (READ COMMITTED)."""
+    cur = conn.cursor(row_factory=class_row(_CursorRow))
+    cur.execute(
+        """SELECT committed_position, fenced_at FROM resolver.stream_cursor
+           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s
+           FOR UPDATE""",
+        (stream.tenant_id, stream.catalog_id, stream.history_epoch),
+    )
+
+    def locked() -> LockedCursor:
+        with cur:
+            row = cur.fetchone()
+        if row is None:
+            raise StreamNotOpen(f"no stream cursor for {stream}")
+        if row.fenced_at is not None:
+            raise HistoryEpochFenced(
+                f"history epoch {stream.history_epoch} of {stream.catalog_id} is superseded"
+            )
+        return LockedCursor(stream, row.committed_position)
+
+    return locked
 
 
 def append_events(conn: Connection, cursor: LockedCursor, events: Sequence[AcceptedChange]) -> LockedCursor:
@@ -98,10 +113,11 @@ def append_events(conn: Connection, cursor: LockedCursor, events: Sequence[Accep
     outbox.insert_events(conn, events)
     if not events:
         return cursor
-    advanced = affected_rows(
+    advanced = returned_rows(
         conn,
         """UPDATE resolver.stream_cursor SET committed_position = %s, updated_at = now()
-           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND committed_position = %s""",
+           WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND committed_position = %s
+           RETURNING committed_position""",
         (expected[-1], stream.tenant_id, stream.catalog_id, stream.history_epoch, cursor.committed_position),
     )
     if advanced != 1:

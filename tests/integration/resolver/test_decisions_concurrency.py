@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from prw_platform.db.database import Connection, Database
-from prw_platform.resolver.decisions import DecisionResult, InvariantViolation, apply_decision, decide
-from tests.integration.resolver.decision_builders import Catalog, wait_until
+from prw_platform.resolver.decisions import (
+    DecisionResult,
+    IdentifierConflict,
+    InvariantViolation,
+    apply_decision,
+    decide,
+)
+from tests.integration.resolver.decision_builders import Catalog, gtin_for, wait_until
 
 WRITERS = 8
 DECISIONS_PER_WRITER = 4
@@ -135,18 +142,8 @@ def test_a_delayed_writer_blocks_later_commits_in_its_stream(
     later = threading.Thread(target=later_writer)
     later.start()
 
-    def later_waits_on_the_delayed_writer() -> bool:
-        with catalog.owner_db.transaction() as conn:
-            row = conn.execute(
-                """SELECT count(*) AS n FROM pg_stat_activity
-                   WHERE datname = current_database() AND wait_event_type = 'Lock'
-                     AND query LIKE '%%stream_cursor%%FOR UPDATE%%' AND %s = ANY(pg_blocking_pids(pid))""",
-                (first_pid[0],),
-            ).fetchone()
-        return row is not None and int(str(row["n"])) == 1
-
     try:
-        wait_until(later_waits_on_the_delayed_writer, "the later writer to wait for the cursor lock")
+        wait_until(lambda: _waits_for(catalog, first_pid[0]), "the later writer to wait for the cursor lock")
         assert "later" not in results
         assert later.is_alive()
         assert catalog.committed_position() == 0  # nothing of either writer is visible yet
@@ -157,3 +154,65 @@ def test_a_delayed_writer_blocks_later_commits_in_its_stream(
 
     assert results["delayed"].positions == (1, 2, 3, 4)
     assert results["later"].positions == (5, 6, 7, 8)
+
+
+def test_reads_sent_with_the_cursor_lock_see_the_commit_of_the_writer_they_waited_for(
+    catalog: Catalog, wide_resolver_db: Database
+) -> None:
+    """The identifier check (INV-01/07 via identity) travels in the same round trip as the cursor lock (pipeline
+    mode). The server runs it once the lock is granted, so a writer that waited for another one still refuses
+    the GTIN that writer committed, and writes nothing."""
+    holding = threading.Event()
+    finish = threading.Event()
+    first_pid: list[int] = []
+    outcome: dict[str, object] = {}
+
+    def delayed_writer() -> None:
+        def work(conn: Connection) -> DecisionResult:
+            result = apply_decision(conn, catalog.create(1), catalog.stream, clock=catalog.clock)
+            pid = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()
+            assert pid is not None
+            first_pid.append(int(str(pid["pid"])))
+            holding.set()
+            assert finish.wait(30), "the test never released the delayed writer"
+            return result
+
+        outcome["delayed"] = wide_resolver_db.run(work, tenant_id=catalog.tenant_id)
+
+    same_gtin = replace(catalog.create(2), item=catalog.item(2, gtin=gtin_for(1)))
+
+    def later_writer() -> None:
+        try:
+            outcome["later"] = decide(same_gtin, wide_resolver_db, catalog.stream, clock=catalog.clock)
+        except IdentifierConflict as conflict:
+            outcome["later"] = conflict
+
+    delayed = threading.Thread(target=delayed_writer)
+    delayed.start()
+    assert holding.wait(30)
+    later = threading.Thread(target=later_writer)
+    later.start()
+    try:
+        wait_until(lambda: _waits_for(catalog, first_pid[0]), "the later writer to wait for the cursor lock")
+    finally:
+        finish.set()
+        delayed.join(30)
+        later.join(30)
+
+    assert isinstance(outcome["delayed"], DecisionResult)
+    assert isinstance(outcome["later"], IdentifierConflict)
+    assert catalog.committed_position() == 4
+    assert catalog.count("decision") == 1
+    assert catalog.count("catalog_item") == 1
+    assert catalog.count("listing") == 1
+
+
+def _waits_for(catalog: Catalog, pid: int) -> bool:
+    with catalog.owner_db.transaction() as conn:
+        row = conn.execute(
+            """SELECT count(*) AS n FROM pg_stat_activity
+               WHERE datname = current_database() AND wait_event_type = 'Lock'
+                 AND query LIKE '%%stream_cursor%%FOR UPDATE%%' AND %s = ANY(pg_blocking_pids(pid))""",
+            (pid,),
+        ).fetchone()
+    return row is not None and int(str(row["n"])) == 1
