@@ -1,12 +1,12 @@
 """A counting PostgreSQL proxy on loopback: real connections pass through it byte for byte, and it counts the
 frontend messages that make the client wait for the server, which is what a round trip is.
 
-In the PostgreSQL wire protocol (v3) a client waits for an answer after a simple ``Query`` (``Q``), after the
-``Sync`` (``S``) that closes an extended-protocol batch (Parse/Bind/Execute...), or after a ``Flush`` (``H``),
-which psycopg's pipeline mode sends when it reads a result before the batch's Sync. So ``round_trips`` counts the
-turns of the conversation: a Q, S or H the client sends after the server last spoke (several of them sent back to
-back, such as psycopg's Sync + Flush closing a pipeline, are one wait), from the bytes the client really sent (the
-startup packet and the optional SSL/GSS request carry no type byte and are skipped).
+In the PostgreSQL wire protocol (v3) a client waits for an answer after a simple ``Query`` (``Q``) or after the
+``Sync`` (``S``) that closes an extended-protocol batch (Parse/Bind/Execute...); psycopg's pipeline mode sends
+many statements before one ``Sync``, and when it needs a result before the Sync (a fetch inside the pipeline)
+it sends a ``Flush`` (``H``) and waits for it. So ``round_trips`` = ``Q`` + ``S`` + every ``H`` that does not
+directly follow an ``S`` (psycopg ends a pipeline with Sync then Flush: one wait), counted from the bytes the
+client really sent (the startup packet and the optional SSL/GSS request carry no type byte and are skipped).
 Use ``sslmode=disable`` in the proxied URL so the stream stays readable.
 """
 
@@ -23,7 +23,9 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 _SSL_REQUEST = 80877103
 _GSSENC_REQUEST = 80877104
-_WAITING = (b"Q", b"S", b"H")
+_SYNC = b"S"
+_FLUSH = b"H"
+_WAITING = (b"Q", _SYNC)
 
 
 class CountingPgProxy:
@@ -33,7 +35,7 @@ class CountingPgProxy:
         self.port: int = self._listener.getsockname()[1]
         self._lock = threading.Lock()
         self._messages: Counter[bytes] = Counter()
-        self._turns = 0
+        self._waits = 0
         self._stopped = threading.Event()
         self._threads: list[threading.Thread] = []
         self._sockets: list[socket.socket] = []
@@ -42,18 +44,17 @@ class CountingPgProxy:
     @property
     def round_trips(self) -> int:
         with self._lock:
-            return self._turns
+            return self._waits
 
     def messages(self) -> Counter[bytes]:
         with self._lock:
             return Counter(self._messages)
 
-    def _count(self, kind: bytes, connection: _Conversation) -> None:
+    def _count(self, kind: bytes, previous: bytes) -> None:
         with self._lock:
             self._messages[kind] += 1
-            if kind in _WAITING and connection.answered:
-                self._turns += 1
-                connection.answered = False
+            if kind in _WAITING or (kind == _FLUSH and previous != _SYNC):
+                self._waits += 1
 
     def url(self, database_url: str) -> str:
         """``database_url`` through this proxy (host and port replaced, SSL off)."""
@@ -99,14 +100,14 @@ class CountingPgProxy:
                 _close(client)
                 continue
             self._sockets += [client, server]
-            conversation = _Conversation()
-            self._spawn(self._frontend, client, server, conversation)
-            self._spawn(_pump, server, client, conversation)
+            self._spawn(self._frontend, client, server)
+            self._spawn(_pump, server, client)
 
-    def _frontend(self, client: socket.socket, server: socket.socket, conversation: _Conversation) -> None:
+    def _frontend(self, client: socket.socket, server: socket.socket) -> None:
         """Client to server: forward every chunk as read, and parse it into messages to count them."""
         buffer = b""
         started = False
+        previous = b""
         while True:
             try:
                 chunk = client.recv(65536)
@@ -137,17 +138,13 @@ class CountingPgProxy:
                 (length,) = struct.unpack("!i", buffer[1:5])
                 if len(buffer) < 1 + length:
                     break
-                self._count(buffer[:1], conversation)
+                kind = buffer[:1]
+                self._count(kind, previous)
+                previous = kind
                 buffer = buffer[1 + length :]
 
 
-class _Conversation:
-    """One client connection: whether the server spoke since the client last waited for it."""
-
-    answered = True
-
-
-def _pump(source: socket.socket, sink: socket.socket, conversation: _Conversation) -> None:
+def _pump(source: socket.socket, sink: socket.socket) -> None:
     while True:
         try:
             chunk = source.recv(65536)
@@ -156,7 +153,6 @@ def _pump(source: socket.socket, sink: socket.socket, conversation: _Conversatio
         if not chunk:
             _close(sink)
             return
-        conversation.answered = True
         try:
             sink.sendall(chunk)
         except OSError:
