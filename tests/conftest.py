@@ -18,6 +18,7 @@ from tests.support.postgres import (
     TestDatabases,
     ensure_template,
     fresh_database,
+    release_databases,
     server_url,
     stop_embedded,
 )
@@ -36,9 +37,13 @@ def pg_admin_url() -> Iterator[str]:
     An embedded server keeps its data in a directory of its own, outside pytest's rotating temp directories: a
     concurrent pytest session would otherwise delete a running server's data."""
     root = Path(tempfile.mkdtemp(prefix="prw-test-pg-"))
+    url: str | None = None
     try:
-        yield server_url(root)
+        url = server_url(root)
+        yield url
     finally:
+        if url is not None:
+            release_databases(url)
         stop_embedded(root)
         shutil.rmtree(root, ignore_errors=True)
 

@@ -143,13 +143,12 @@ def test_dev_serves_both_apis_and_dagster_and_sigkill_leaves_no_process_behind(
 def test_dev_without_a_catalog_says_to_run_the_demo_first_and_ctrl_c_stops_every_child(
     platform: Platform, cli_env: dict[str, str], ports: dict[str, int]
 ) -> None:
-    dagster = f"http://127.0.0.1:{ports['dagster']}"
     product = f"http://127.0.0.1:{ports['product']}"
     with PrwProcess(_args(ports), cli_env) as dev:
         hint = dev.wait_for_line("no catalog ten_primary/cat_primary yet", START_DEADLINE_S)
         dev.wait_for_line("Ctrl-C stops everything", START_DEADLINE_S)
-        poll_until(lambda: _answers(f"{dagster}/server_info"), "the Dagster webserver", START_DEADLINE_S)
         started = descendants(dev.process.pid)
+        # Stopped while Dagster is still starting up.
         dev.signal_group(signal.SIGINT)
         assert dev.wait(STOP_DEADLINE_S) == 0
         orphans = survivors(started)

@@ -146,9 +146,9 @@ def test_readiness_is_503_when_the_database_does_not_answer_and_liveness_stays_2
     dead = _free_port()  # nothing listens there
     env = {**cli_env, "PRW_DATABASE_URL": f"postgresql://postgres@127.0.0.1:{dead}/prw_nowhere"}
     env["PRW_CONTROL_DATABASE_URL"] = env["PRW_DATABASE_URL"] + "_control"
-    # Two worker processes for one app (each answers readiness on its own), one for the other: same checks, less
-    # start-up and shutdown against a database that never answers.
-    for app, workers in (("intake", "2"), ("product", "1")):
+    # One worker process each (the two-worker server is test_serve_intake_with_two_workers_...): the same checks,
+    # the least start-up and shutdown against a database that never answers.
+    for app, workers in (("intake", "1"), ("product", "1")):
         with _serve(app, port, env, "--workers", workers) as served:
             base = f"http://127.0.0.1:{port}"
             liveness = f"{base}/healthz"
