@@ -94,6 +94,9 @@ def test_a_used_database_comes_back_as_a_fresh_copy_under_a_new_name(
         "CREATE FUNCTION public.f() RETURNS int LANGUAGE sql AS 'SELECT 1'",
         "ALTER TABLE resolver.capture DISABLE ROW LEVEL SECURITY",
         "ALTER DATABASE {db} SET work_mem = '8MB'",
+        "DROP INDEX resolver.catalog_item_title_trgm",
+        "DROP EXTENSION IF EXISTS pg_trgm CASCADE",
+        "DROP TRIGGER catalog_file_guard ON resolver.catalog_file",
     ],
 )
 def test_a_database_whose_schema_or_settings_changed_is_dropped_not_recycled(

@@ -155,6 +155,8 @@ class _Pristine:
     seeds: tuple[tuple[str, bytes], ...]
     sequences: tuple[tuple[str, int, bool], ...]
     settings: tuple[Any, ...]
+    #: Rows per catalog of ``_DDL_CATALOGS`` (and pg_namespace): a DROP only deletes catalog rows.
+    catalog_rows: tuple[int, ...]
 
     @classmethod
     def read(cls, conn: psycopg.Connection[Any]) -> _Pristine:
@@ -187,7 +189,7 @@ class _Pristine:
                      FROM pg_sequences ORDER BY 1"""
             ).fetchall()
         )
-        return cls(tables, tuple(seeds), sequences, _database_settings(conn))
+        return cls(tables, tuple(seeds), sequences, _database_settings(conn), _catalog_rows(conn))
 
 
 def _database_settings(conn: psycopg.Connection[Any]) -> tuple[Any, ...]:
@@ -206,23 +208,31 @@ def _watermark(conn: psycopg.Connection[Any]) -> int:
     return int(row[0])
 
 
-def _changed_since(conn: psycopg.Connection[Any], watermark: int) -> bool:
-    """Whether a catalog row of this database was written after ``watermark`` (DDL, a grant, a policy...), or the
-    transaction ids wrapped since (then nothing can be told: treated as changed)."""
+def _catalog_sources() -> list[sql.Composable]:
+    catalogs: list[sql.Composable] = [sql.Identifier(catalog) for catalog in _DDL_CATALOGS]
+    # Temporary schemas are made on first use and outlive their session's objects.
+    catalogs.append(sql.SQL("(SELECT xmin FROM pg_namespace WHERE nspname !~ '^pg_(toast_)?temp_') AS n"))
+    return catalogs
+
+
+def _catalog_rows(conn: psycopg.Connection[Any]) -> tuple[int, ...]:
+    counts = [sql.SQL("(SELECT count(*) FROM {})").format(source) for source in _catalog_sources()]
+    row = conn.execute(sql.SQL("SELECT {}").format(sql.SQL(", ").join(counts))).fetchone()
+    return tuple(int(n) for n in row or ())
+
+
+def _changed_since(conn: psycopg.Connection[Any], watermark: int, pristine: _Pristine) -> bool:
+    """Whether this database's schema differs from a fresh copy's: a catalog row written after ``watermark``
+    (CREATE, ALTER, GRANT...) or one fewer than a fresh copy has (DROP); or the transaction ids wrapped since (then
+    nothing can be told: treated as changed)."""
     now = _watermark(conn)
     if now // _XID_WRAP != watermark // _XID_WRAP:
         return True
     probe = sql.SQL("SELECT 1 FROM {} WHERE xmin::text::bigint > {}")
-    probes = [probe.format(sql.Identifier(catalog), sql.Placeholder("w")) for catalog in _DDL_CATALOGS]
-    # Temporary schemas are made on first use and outlive their session's objects.
-    probes.append(
-        sql.SQL(
-            "SELECT 1 FROM pg_namespace WHERE xmin::text::bigint > {} AND nspname !~ '^pg_(toast_)?temp_'"
-        ).format(sql.Placeholder("w"))
-    )
+    probes = [probe.format(source, sql.Placeholder("w")) for source in _catalog_sources()]
     query = sql.SQL("SELECT EXISTS ({})").format(sql.SQL(" UNION ALL ").join(probes))
     row = conn.execute(query, {"w": watermark % _XID_WRAP}).fetchone()
-    return bool(row and row[0])
+    return bool(row and row[0]) or _catalog_rows(conn) != pristine.catalog_rows
 
 
 class _DatabaseMill:
@@ -295,7 +305,7 @@ class _DatabaseMill:
                     _drop_database(admin_url, name)
                     return None
             with psycopg.connect(with_database(admin_url, renamed), autocommit=True) as conn:
-                if _changed_since(conn, watermark) or _database_settings(conn) != pristine.settings:
+                if _changed_since(conn, watermark, pristine) or _database_settings(conn) != pristine.settings:
                     conn.close()
                     _drop_database(admin_url, renamed)
                     return None
