@@ -25,12 +25,17 @@ _TERM = """concat_ws(' ', i.fields->>'title', i.fields->>'brand', i.fields->'ide
                     i.fields->'identifiers'->>'gtin') ILIKE {pattern}"""
 # An attribute matches the text as typed (its value, or value and unit), or the canonical value and unit a profile
 # read the text as, two numbers comparing as numbers ("1000" and "1000.0"): one overlap of the keys the row's
-# attributes can match (``public_item.attribute_keys``, computed from ``fields`` when the row is written, GIN-indexed)
-# with the keys of the text, built by the same function (migration 0023 describes the keys).
+# attributes can match (``public_item.attribute_keys``, computed from ``fields`` when the row is written) with the
+# keys of the text, built by the same function (migration 0023 describes the keys). The text's keys are a scalar
+# subquery, built once per statement (in the generic plan of a prepared statement an expression of parameters is
+# evaluated for every row it filters). The coalesce keeps the planner's estimate of the old per-row comparison: a
+# bare overlap with a parameter is estimated at 0.5 % of the rows, and the generic plan then read every released
+# item and sorted them instead of walking the item-id order until a page is full (2.1 against 0.7 ms of backend
+# CPU for the benchmark's page).
 _AS_TYPED = "product.attribute_key('v', {key}, NULL, {text}), product.attribute_key('u', {key}, NULL, {text})"
 _CANONICAL = "product.attribute_key('c', {key}, {unit}, {canonical})"
 _NUMBER = "product.attribute_key('n', {key}, {unit}, trim_scale({canonical}::numeric)::text)"
-_ATTRIBUTE = "i.attribute_keys && ARRAY[{keys}]::text[]"
+_ATTRIBUTE = "coalesce(i.attribute_keys && (SELECT ARRAY[{keys}]::text[]), false)"
 _CLASS_KEY = "i.fields->'attributes'->{key}->>'value' = ANY({allowed}::text[])"
 
 
