@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psycopg
-from alembic import command
-from alembic.config import Config
-from alembic.script import ScriptDirectory
 from psycopg import sql
 
 from prw_platform.db.urls import database_name, with_database
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+# Alembic (and SQLAlchemy under it) is imported where a migration tree is read or applied, not at import time:
+# every process of the platform imports this module through bootstrap, and most never migrate.
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 MAIN = "main"
@@ -27,6 +31,8 @@ class MigrationStatus:
 
 
 def alembic_config(kind: str, conninfo: str) -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS / kind))
     cfg.set_main_option("path_separator", "os")
@@ -39,6 +45,8 @@ def alembic_config(kind: str, conninfo: str) -> Config:
 def head_revisions(kind: str) -> frozenset[str]:
     """The heads of a migration tree. Independent areas (queue, resolver facts, product releases) may branch
     from the same parent; ``migrate`` upgrades every head."""
+    from alembic.script import ScriptDirectory
+
     script = ScriptDirectory.from_config(alembic_config(kind, ""))
     return frozenset(script.get_heads())
 
@@ -78,6 +86,8 @@ def migrate(conninfo: str, kind: str = MAIN, revision: str = "heads") -> Migrati
     """Upgrade one database to ``revision`` (creating the database first if needed)."""
     ensure_database(conninfo)
     before = current_revision(conninfo)
+    from alembic import command
+
     command.upgrade(alembic_config(kind, conninfo), revision)
     return MigrationStatus(database_name(conninfo), kind, before, current_revision(conninfo))
 

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -46,12 +47,22 @@ from prw_platform.queues.port import (
     Received,
 )
 from prw_platform.queues.postgres import PostgresQueue
-from prw_platform.queues.sqs import SqsQueue
-from prw_platform.queues.sqs_client import QueueUrls, build_sqs_client
-from prw_platform.queues.sqs_client import ensure_queues as ensure_sqs_queues
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient
+
+    from prw_platform.queues.sqs import SqsQueue
+    from prw_platform.queues.sqs_client import QueueUrls, build_sqs_client
+    from prw_platform.queues.sqs_client import ensure_queues as ensure_sqs_queues
+
+#: The SQS backend (boto3 and botocore) is imported when it is chosen, as the S3 store is
+#: (``prw_platform.storage``): every process of the platform imports this package, most never talk to SQS.
+_LAZY_SQS_NAMES = {
+    "SqsQueue": ("prw_platform.queues.sqs", "SqsQueue"),
+    "QueueUrls": ("prw_platform.queues.sqs_client", "QueueUrls"),
+    "build_sqs_client": ("prw_platform.queues.sqs_client", "build_sqs_client"),
+    "ensure_sqs_queues": ("prw_platform.queues.sqs_client", "ensure_queues"),
+}
 
 __all__ = [
     "ACCEPTED_CHANGES",
@@ -104,6 +115,9 @@ def build_queue(
     """The queue ``name`` on the configured backend. PostgreSQL needs the caller's ``Database``: its role
     (resolver_app, resolver_relay, product_app) decides what the queue may do there."""
     if settings.queue_backend == "sqs":
+        from prw_platform.queues.sqs import SqsQueue
+        from prw_platform.queues.sqs_client import build_sqs_client
+
         return SqsQueue(
             sqs_client or build_sqs_client(settings.sqs),
             name,
@@ -131,6 +145,9 @@ def ensure_queues(
     A no-op returning ``{}`` on PostgreSQL, whose queue tables come from migration 0002."""
     if settings.queue_backend != "sqs":
         return {}
+    from prw_platform.queues.sqs_client import build_sqs_client
+    from prw_platform.queues.sqs_client import ensure_queues as ensure_sqs_queues
+
     return ensure_sqs_queues(
         sqs_client or build_sqs_client(settings.sqs),
         names,
@@ -138,3 +155,10 @@ def ensure_queues(
         max_receives=settings.queue_max_receives,
         visibility_timeout=settings.queue_visibility_timeout_seconds,
     )
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_SQS_NAMES:
+        module, attribute = _LAZY_SQS_NAMES[name]
+        return getattr(importlib.import_module(module), attribute)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
