@@ -76,7 +76,8 @@ class Database:
             timeout=pool_timeout_s,
             open=False,
             configure=self._configure,
-            reset=_reset,
+            # No reset function: with one, the pool hands every returned connection to its worker thread (a queue
+            # put, a wake-up and a GIL hand-off per transaction); ``_connection`` restores autocommit instead.
             # No check per checkout (a round trip on every transaction): a broken connection fails its
             # transaction, which ``run`` retries on a fresh one, and ``_connection`` then checks the idle ones.
             check=ConnectionPool.check_connection if check_on_checkout else None,
@@ -223,7 +224,7 @@ class Database:
                     conn.read_only = read_only
                     # psycopg waits for the BEGIN it sends by itself in pipeline mode (a round trip of its own):
                     # in autocommit for this transaction, the BEGIN is one more statement of the pipeline (set
-                    # before the pipeline opens, which would sync to check the mode change; the pool's reset
+                    # before the pipeline opens, which would sync to check the mode change; the next checkout
                     # restores it whatever happens).
                     conn.autocommit = pipeline
                     try:
@@ -287,6 +288,10 @@ class Database:
     def _connection(self) -> Iterator[Connection]:
         try:
             with self._pool.connection() as conn:
+                if conn.autocommit:
+                    # A pipelined transaction that failed before it could restore it (the pool has rolled it
+                    # back): every transaction starts out of autocommit.
+                    conn.autocommit = False
                 yield conn  # type: ignore[misc]  # the pool hands out dict_row connections (kwargs above)
         except PoolTimeout as exc:
             raise DatabaseUnavailable(f"no database connection available: {exc}") from exc
@@ -339,12 +344,6 @@ _BEGIN: dict[tuple[psycopg.IsolationLevel, bool], LiteralString] = {
 
 def _begin(isolation: psycopg.IsolationLevel, read_only: bool) -> LiteralString:
     return _BEGIN[(isolation, read_only)]
-
-
-def _reset(conn: psycopg.Connection[object]) -> None:
-    """A connection back in the pool (rolled back if it was left in a transaction) is out of autocommit, whatever
-    a pipelined transaction was doing when it failed."""
-    conn.autocommit = False
 
 
 def _done(result: T) -> Callable[[], T]:

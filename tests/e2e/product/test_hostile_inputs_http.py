@@ -23,7 +23,6 @@ import httpx
 import pytest
 
 from prw_api.product import create_app
-from prw_api.product.deps import get_catalog
 from prw_api.server import BackgroundServer
 from prw_platform.config import Settings
 from prw_platform.db.database import Connection, Database
@@ -154,14 +153,13 @@ class _FailingCatalog(PublicCatalog):
 def failing(
     module_product_db: Database, tmp_path: Path
 ) -> Iterator[tuple[type[_FailingCatalog], httpx.Client]]:
-    """An in-process product server over the test catalog whose catalog dependency is overridden with a
-    ``_FailingCatalog``; configure the class, then call."""
+    """An in-process product server over the test catalog served by a ``_FailingCatalog``; configure the class,
+    then call."""
 
     class Failing(_FailingCatalog):
         """This test's own class, so its configuration does not leak into another test."""
 
-    app = create_app(Settings(data_dir=tmp_path / "prw"), PublicCatalog(module_product_db, TENANT, CATALOG))
-    app.dependency_overrides[get_catalog] = lambda: Failing(module_product_db, TENANT, CATALOG)
+    app = create_app(Settings(data_dir=tmp_path / "prw"), Failing(module_product_db, TENANT, CATALOG))
     with BackgroundServer(app) as server, httpx.Client(base_url=server.url, timeout=10) as client:
         yield Failing, client
 

@@ -43,6 +43,7 @@ from prw_platform.services import (
     PRODUCT_SCOPES,
     AuthorizeRelease,
     ClientSpec,
+    ItemFilters,
     MerchantSpec,
     ProvisionedClient,
     RetireItem,
@@ -222,7 +223,8 @@ _COMPARED = {
     "listing_projection": "listing_id, revision, fields",
     "listing_mapping_projection": "listing_id, item_id, revision",
     "applied_revision": "aggregate_type, aggregate_id, revision",
-    "public_item": "item_id, published_revision, publication_revision, fields",
+    # attribute_keys: what attr[...] filters compare (migration 0023), written with the row by the release path.
+    "public_item": "item_id, published_revision, publication_revision, fields, attribute_keys",
     "public_listing": "listing_id, item_id, mapping_revision, listing_revision, publication_revision, fields",
     "release_pointer": "release_id, publication_revision",
     # The inventory history: one row per observed listing revision (migration 0021 exports it).
@@ -314,6 +316,13 @@ def test_rebuild_loads_the_export_catches_up_the_tail_and_cuts_over_atomically(
     assert_same_state(
         generation_state(deployment.platform, stream.catalog_id, 2), serial_application(stream, 20)
     )
+    # if_product_query: the rebuilt generation answers attribute filters (its attribute keys were filled by the
+    # shadow load): 1 TB is the item stored as 1000 GB, and only it.
+    page = deployment.platform.public_catalog(TENANT, stream.catalog_id).items(
+        ItemFilters(attributes=(("storage:capacity", "1 TB"),))
+    )
+    [capacity] = [item.fields["attributes"]["storage:capacity"] for item in page.items]
+    assert (Decimal(str(capacity["value"])), capacity["unit"]) == (Decimal(1000), "GB")
     # The lease was released after the cutover: it pins nothing any more.
     status = next(s for s in deployment.platform.retention_status() if s.catalog_id == stream.catalog_id)
     assert status.leases == ()
@@ -719,7 +728,8 @@ def test_a_rebuild_keeps_the_released_item_pictures_and_classes_and_leaves_a_del
 # --- a manual catalog: the release is not the accepted state -----------------------------------------------------
 
 _PUBLIC_TABLES = {
-    "public_item": "item_id, published_revision, publication_revision, fields",
+    # attribute_keys: what attr[...] filters compare (migration 0023), written with the row by the release path.
+    "public_item": "item_id, published_revision, publication_revision, fields, attribute_keys",
     "public_listing": "listing_id, item_id, mapping_revision, listing_revision, publication_revision, fields",
     "public_merchant": "merchant_id, published_revision, publication_revision, fields",
     "release_pointer": "release_id, publication_revision",

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Request, Response
 
 from prw_api.errors import ApiError, ErrorBody
 from prw_api.product.caching import not_modified, public_json
-from prw_api.product.deps import ATTRIBUTE_FILTER_OPENAPI, CatalogDep, ItemQueryDep
+from prw_api.product.deps import ITEM_QUERY_OPENAPI, catalog_of, item_query_of
 from prw_api.product.models import ItemPageBody, PublicItemDetailBody
 from prw_api.routing import PlatformRoute
 from prw_platform.services import Release, serialize_item, serialize_page
@@ -34,9 +34,12 @@ ERRORS: dict[int | str, dict[str, Any]] = {status: {"model": ErrorBody} for stat
     summary="Released items of the catalog, filtered, one page at a time, with facet counts",
     response_model=ItemPageBody,
     responses={**NOT_MODIFIED, **ERRORS},
-    openapi_extra=ATTRIBUTE_FILTER_OPENAPI,
+    openapi_extra=ITEM_QUERY_OPENAPI,
 )
-def list_items(request: Request, query: ItemQueryDep, catalog: CatalogDep) -> Response:
+def list_items(request: Request) -> Response:
+    # The query and the catalog are read here, not as FastAPI dependencies: the two hottest public routes skip
+    # dependency solving (deps.item_query_of).
+    query, catalog = item_query_of(request), catalog_of(request)
     if (cached := not_modified(request, catalog)) is not None:
         return cached
     page = catalog.items(query.filters, limit=query.limit, cursor=query.cursor, facets=query.facets)
@@ -52,7 +55,8 @@ def list_items(request: Request, query: ItemQueryDep, catalog: CatalogDep) -> Re
     response_model=PublicItemDetailBody,
     responses={**NOT_MODIFIED, 404: {"model": ErrorBody}, **ERRORS},
 )
-def get_item(request: Request, item_id: str, catalog: CatalogDep) -> Response:
+def get_item(request: Request, item_id: str) -> Response:
+    catalog = catalog_of(request)
     if (cached := not_modified(request, catalog)) is not None:
         return cached
     detail = catalog.item_detail(item_id)
