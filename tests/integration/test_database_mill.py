@@ -94,8 +94,8 @@ def test_a_used_database_comes_back_as_a_fresh_copy_under_a_new_name(
         "CREATE FUNCTION public.f() RETURNS int LANGUAGE sql AS 'SELECT 1'",
         "ALTER TABLE resolver.capture DISABLE ROW LEVEL SECURITY",
         "ALTER DATABASE {db} SET work_mem = '8MB'",
-        "DROP INDEX resolver.catalog_item_title_trgm",
-        "DROP EXTENSION IF EXISTS pg_trgm CASCADE",
+        "DROP INDEX resolver.listing_mapping_item",
+        "DROP FUNCTION product.public_attribute_keys(jsonb) CASCADE",
         "DROP TRIGGER catalog_file_guard ON resolver.catalog_file",
     ],
 )
