@@ -246,7 +246,8 @@ class _DatabaseMill:
     1. every connection to the database is ended and it is renamed (a process the test left behind cannot reach the
        next test's data through its old conninfo);
     2. if any catalog row was written since the database was handed out (a test that created a table, granted,
-       altered or truncated), or the database's own settings differ from a fresh copy's, it is dropped instead;
+       altered or truncated) or the catalogs hold fewer rows than a fresh copy's (a DROP), or the database's own
+       settings differ from a fresh copy's, it is dropped instead;
     3. every table is emptied (DELETE with triggers off; TRUNCATE for the large), the migrations' seed rows and
        the sequences' positions are put back as a fresh copy has them, and a new watermark is taken.
 
@@ -262,7 +263,6 @@ class _DatabaseMill:
         self._pristine: dict[tuple[str, str], _Pristine] = {}
         #: Database name -> (server, template, watermark) while a test holds it.
         self._out: dict[str, tuple[str, str, int]] = {}
-        self._drops: list[Future[None]] = []
 
     def take(self, admin_url: str, template: str, prefix: str) -> str:
         key = (admin_url, template)
@@ -321,19 +321,15 @@ class _DatabaseMill:
 
     def close(self, admin_url: str) -> None:
         """Drop every database of ``admin_url``'s server this process made, side by side (their checkpoints
-        coalesce), and wait for every drop sent to it."""
+        coalesce), once every pending reset (or its drop) has finished."""
         with self._lock:
             keys = [key for key in self._recycled if key[0] == admin_url]
             waiting = [future for key in keys for future in self._recycled.pop(key)]
-            drops, self._drops = self._drops, []
         names = [recycled[0] for future in waiting if (recycled := _result(future)) is not None]
         with ThreadPoolExecutor(max_workers=8, thread_name_prefix="prw-test-drops") as pool:
             for done in [pool.submit(_drop_database, admin_url, name) for name in names]:
                 with suppress(psycopg.Error):
                     done.result()
-        for drop in drops:
-            with suppress(psycopg.Error):
-                drop.result()
 
 
 def _result(future: Future[tuple[str, int] | None]) -> tuple[str, int] | None:
