@@ -47,6 +47,7 @@ from bench_intake import (
     serve_prw,
     server_admin_url,
 )
+from psycopg import sql
 
 from prw_platform.bootstrap import bootstrap
 from prw_platform.config import Settings
@@ -115,10 +116,29 @@ def release_catalog(settings: Settings, items: int) -> list[str]:
             )
 
         db.run(work, tenant_id=TENANT)
-        with platform.product_db.transaction(tenant_id=TENANT) as conn:
-            conn.execute("ANALYZE product.public_item")
-            conn.execute("ANALYZE product.public_listing")
+    analyze_public_tables(str(settings.database_url))
     return ids
+
+
+def analyze_public_tables(owner_url: str) -> None:
+    """Statistics for the released rows, as autovacuum gathers within a minute or two of a release in any
+    deployment (its naptime is 60 s): a run of this length would otherwise measure the first minutes' plans
+    made without them. As the tables' owner: for ``product_app`` (the service's role) ANALYZE only warns and
+    skips, which is what an earlier version of this script did, and the item detail then read its listings
+    through the primary key, filtering the whole release (4 ms of backend CPU per request instead of 0.4)."""
+    tables = ("public_item", "public_listing", "public_item_pictures", "release_pointer", "projected_scope")
+    with psycopg.connect(owner_url, autocommit=True) as conn:
+        for table in tables:
+            conn.execute(sql.SQL("ANALYZE product.{}").format(sql.Identifier(table)))
+        analyzed = conn.execute(
+            "SELECT count(*) FROM pg_stat_user_tables WHERE schemaname = 'product' AND relname = ANY(%s)"
+            " AND last_analyze IS NOT NULL",
+            (list(tables),),
+        ).fetchone()
+    if analyzed is None or analyzed[0] != len(tables):
+        raise SystemExit(
+            f"ANALYZE left {len(tables) - (analyzed[0] if analyzed else 0)} table(s) without statistics"
+        )
 
 
 def paths(server: str, measure: str, ids: list[str], count: int, rng: random.Random) -> list[str]:

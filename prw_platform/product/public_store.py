@@ -296,8 +296,8 @@ def drop_generation(
 
 
 _SCOPE = sql.SQL(
-    """scope AS (SELECT {generation} AS generation),
-       pointer AS (SELECT s.generation, r.publication_revision FROM scope s
+    """scope AS MATERIALIZED (SELECT {generation} AS generation),
+       pointer AS MATERIALIZED (SELECT s.generation, r.publication_revision FROM scope s
                      LEFT JOIN product.release_pointer r
                        ON r.tenant_id = %(tenant)s AND r.catalog_id = %(catalog)s AND r.generation = s.generation
                     WHERE s.generation IS NOT NULL)"""

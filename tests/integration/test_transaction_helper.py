@@ -3,6 +3,7 @@ blind retry after an ambiguous commit."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -263,16 +264,23 @@ def test_a_pool_without_checkout_checks_retries_a_read_on_a_broken_connection(
 
 
 def _syncs_of(db: Database, trace: Path, read: Callable[[], object]) -> tuple[object, int]:
-    """What ``read`` answers on ``db``'s one pooled connection, and how many Sync messages libpq sent for it
-    (each Sync is a round trip the client waits for)."""
+    """What ``read`` answers on ``db``'s one pooled connection, and how many round trips it cost: the times the
+    client sent something (a Sync, a Flush, a simple Query) and then read the server's answer, in libpq's trace
+    between the COMMIT of the transaction that turned the trace on and the BEGIN of the one that turns it off."""
     with trace.open("w") as out:
         db.run(lambda conn: conn.pgconn.trace(out.fileno()))
         try:
             answer = read()
         finally:
             db.run(lambda conn: conn.pgconn.untrace())
-    sent = [line for line in trace.read_text().splitlines() if "\tF\t" in line and "\tSync" in line]
-    return answer, len(sent) - 1  # the untrace's own transaction sends its BEGIN ... before untracing
+    lines = [line.split("\t") for line in trace.read_text().splitlines() if line.count("\t") >= 3]
+    assert lines[0][3] == "Query"
+    assert "COMMIT" in lines[0][4]
+    last_begin = max(
+        i for i, line in enumerate(lines) if line[1] == "F" and line[3] == "Query" and "BEGIN" in line[4]
+    )
+    directions = [line[1] for line in lines[1:last_begin]]
+    return answer, sum(1 for a, b in itertools.pairwise(["B", *directions, "B"]) if (a, b) == ("F", "B"))
 
 
 def test_read_row_answers_one_statement_in_one_round_trip_in_a_read_only_transaction_of_the_tenant(
@@ -284,10 +292,16 @@ def test_read_row_answers_one_statement_in_one_round_trip_in_a_read_only_transac
             "SELECT current_setting('app.tenant_id', true) AS tenant, "
             "current_setting('transaction_read_only') AS read_only"
         )
+        # The connection's first read for a tenant sets the session's tenant first: two round trips.
+        row, syncs = _syncs_of(
+            db, tmp_path / "first.trace", lambda: db.read_row(statement, {}, tenant_id="ten_a")
+        )
+        assert row == {"tenant": "ten_a", "read_only": "on"}
+        assert syncs == 2
+        # Every read after it is the statement alone: one round trip.
         row, syncs = _syncs_of(
             db, tmp_path / "read_row.trace", lambda: db.read_row(statement, {}, tenant_id="ten_a")
         )
-        # is_local=true: the tenant is seen only inside the transaction that set it, so both ran in one.
         assert row == {"tenant": "ten_a", "read_only": "on"}
         assert syncs == 1
         # run(pipeline=True) reads its row before the COMMIT: two round trips.
@@ -298,6 +312,43 @@ def test_read_row_answers_one_statement_in_one_round_trip_in_a_read_only_transac
         )
         assert syncs == 2
         assert db.read_row("SELECT 1 AS one WHERE false", {}, tenant_id="ten_a") is None
+    finally:
+        db.close()
+
+
+def test_inv06_read_row_switches_the_session_tenant_and_transactions_keep_their_own(db_url: str) -> None:
+    """INV-06: a read outside a transaction sees the tenant it asked for on a connection that last served another
+    (or none), and a transaction on that connection sees only its own tenant, whatever the session's is."""
+    db = Database(db_url, role=None, max_size=1, check_on_checkout=False).open()
+    tenant = "SELECT current_setting('app.tenant_id', true) AS tenant"
+    try:
+        assert db.read_row(tenant, {}, tenant_id="ten_a") == {"tenant": "ten_a"}
+        assert db.read_row(tenant, {}, tenant_id="ten_b") == {"tenant": "ten_b"}
+        assert db.read_row(tenant, {}, tenant_id=None) == {"tenant": ""}
+        assert db.read_row(tenant, {}, tenant_id="ten_b") == {"tenant": "ten_b"}
+        # The one pooled connection's session says ten_b; each transaction still sets its own tenant.
+        assert db.run(lambda conn: conn.execute(tenant).fetchone(), tenant_id=None) == {"tenant": ""}
+        assert db.run(lambda conn: conn.execute(tenant).fetchone(), tenant_id="ten_a") == {"tenant": "ten_a"}
+        with db.transaction(tenant_id=None) as conn:
+            assert conn.execute(tenant).fetchone() == {"tenant": ""}
+        assert db.run(
+            lambda conn: conn.execute(tenant).fetchone(), tenant_id="ten_a", read_only=True, pipeline=True
+        ) == {"tenant": "ten_a"}
+    finally:
+        db.close()
+
+
+def test_transactions_on_a_connection_read_row_used_still_write(db_url: str, counter_table: None) -> None:
+    """``read_row`` makes the session read-only by default; every transaction says READ WRITE itself."""
+    db = Database(db_url, role=None, max_size=1, check_on_checkout=False).open()
+    count = "SELECT n FROM public.counter WHERE id = 1"
+    try:
+        assert db.read_row(count, {}, tenant_id=None) == {"n": 0}
+        db.run(lambda conn: conn.execute("UPDATE public.counter SET n = 1 WHERE id = 1"))
+        db.run(lambda conn: conn.execute("UPDATE public.counter SET n = n + 1 WHERE id = 1"), pipeline=True)
+        with db.transaction() as conn:
+            conn.execute("UPDATE public.counter SET n = n + 1 WHERE id = 1")
+        assert db.read_row(count, {}, tenant_id=None) == {"n": 3}
     finally:
         db.close()
 
