@@ -20,7 +20,8 @@ cursor at the head, like decisions leave them (the decision service itself is me
    row with the serial state computed in Python from the stream in position order (each aggregate at its last
    revision). Prints the number of differing rows: anything but 0 breaks INV-08.
 
-Prints events/s of each phase and its ratio to the baseline.
+Prints events/s of each phase and its ratio to the baseline. Before the relay and the apply the bench's own data
+(the generated stream) is set aside from the garbage collector (``gc.freeze``): a consumer process holds none of it.
 """
 
 from __future__ import annotations
