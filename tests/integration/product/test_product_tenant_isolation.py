@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from prw_platform.db import roles
 from prw_platform.db.database import Database
 from prw_platform.product.consumer import Outcome, apply_delivery
 from prw_platform.product.progress import stream_progress
@@ -50,6 +51,31 @@ def test_inv06_tenant_a_sees_only_its_own_product_rows(product_db: Database) -> 
     assert get_public_item(product_db, TENANT, CATALOG, "itm_of_b") is None
     assert [scope.tenant_id for scope in list_scopes(product_db, TENANT)] == [TENANT]
     assert [(p.tenant_id, p.parked_count) for p in stream_progress(product_db, TENANT)] == [(TENANT, 1)]
+
+
+def test_inv06_public_reads_on_one_connection_see_the_tenant_each_asks_for(
+    product_db: Database, db_url: str
+) -> None:
+    """The public reads run alone under the connection's session tenant (``Database.read_row``): one pooled
+    connection serving both tenants in turn shows each only its own rows, and a transaction on it only its own."""
+    _publish(product_db, TENANT, "itm_of_a")
+    _publish(product_db, OTHER_TENANT, "itm_of_b")
+    one = Database(db_url, role=roles.PRODUCT_APP, max_size=1).open()
+    try:
+        for _ in range(2):
+            assert [i.item_id for i in list_public_items(one, TENANT, CATALOG).items] == ["itm_of_a"]
+            assert get_public_item(one, OTHER_TENANT, CATALOG, "itm_of_a") is None
+            assert [i.item_id for i in list_public_items(one, OTHER_TENANT, CATALOG).items] == ["itm_of_b"]
+            assert get_public_item(one, TENANT, CATALOG, "itm_of_b") is None
+            assert get_public_item(one, TENANT, CATALOG, "itm_of_a") is not None
+        # The session now says TENANT; a transaction for the other tenant, or for none, sees only its own.
+        with one.transaction(tenant_id=OTHER_TENANT) as conn:
+            rows = conn.execute("SELECT DISTINCT tenant_id FROM product.public_item").fetchall()
+            assert rows == [{"tenant_id": OTHER_TENANT}]
+        with one.transaction(tenant_id=None) as conn:
+            assert conn.execute("SELECT count(*) AS n FROM product.public_item").fetchone() == {"n": 0}
+    finally:
+        one.close()
 
 
 def test_inv06_same_event_ids_in_two_tenants_are_two_deliveries(product_db: Database) -> None:
