@@ -117,6 +117,9 @@ class Database:
         load balancer asks again."""
         try:
             with self._pool.connection(timeout=timeout_s) as conn:
+                if conn.autocommit:
+                    # Left by ``read_row``: the timeout below is transaction-local, so it needs a transaction.
+                    conn.autocommit = False
                 try:
                     conn.execute(
                         "SELECT set_config('statement_timeout', %s, true)",

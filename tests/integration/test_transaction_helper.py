@@ -338,6 +338,29 @@ def test_inv06_read_row_switches_the_session_tenant_and_transactions_keep_their_
         db.close()
 
 
+def test_readiness_after_read_row_runs_its_check_in_a_transaction(db_url: str) -> None:
+    """``ready`` bounds its SELECT 1 with a transaction-local statement timeout: on a connection ``read_row`` left
+    in autocommit it first leaves autocommit, so the timeout holds for the check (and not only for itself)."""
+    db = Database(db_url, role=None, max_size=1, check_on_checkout=False).open()
+    seen: list[tuple[bool, str]] = []
+    try:
+        assert db.read_row("SELECT 1 AS one", {}, tenant_id="ten_a") == {"one": 1}
+        original = psycopg.Connection.execute
+
+        def spy(conn: Connection, query: object, *args: object, **kwargs: object) -> object:
+            cursor = original(conn, query, *args, **kwargs)  # type: ignore[call-overload]
+            if query == "SELECT 1":
+                seen.append((conn.autocommit, str(original(conn, "SHOW statement_timeout").fetchone())))
+            return cursor
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(psycopg.Connection, "execute", spy)
+            db.ready(1.5)
+        assert seen == [(False, "{'statement_timeout': '1500ms'}")]
+    finally:
+        db.close()
+
+
 def test_transactions_on_a_connection_read_row_used_still_write(db_url: str, counter_table: None) -> None:
     """``read_row`` makes the session read-only by default; every transaction says READ WRITE itself."""
     db = Database(db_url, role=None, max_size=1, check_on_checkout=False).open()
