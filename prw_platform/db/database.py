@@ -206,8 +206,8 @@ class Database:
         INV-06: the tenant is the connection's *session* setting of ``app.tenant_id``, set the first time the
         connection serves this tenant (``_pin_tenant``); every transaction (``run``, ``transaction``) still sets
         its own with ``is_local``, which overrides the session's until it ends. Measured on one connection
-        against a BEGIN READ ONLY / tenant / statement / COMMIT pipeline (the previous form): 0.23 vs 0.61 -
-        0.68 ms of client CPU and 0.25 vs 0.37 - 0.41 ms of backend CPU per item detail."""
+        against a BEGIN READ ONLY / tenant / statement / COMMIT pipeline (the previous form): 0.34 - 0.37 vs
+        0.61 - 0.68 ms of client CPU and 0.31 - 0.34 vs 0.37 - 0.41 ms of backend CPU per item detail."""
         return self._run(
             lambda conn: conn.execute(statement, params).fetchone, tenant_id=tenant_id, alone=True
         )
