@@ -27,6 +27,7 @@ from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool, PoolTimeout
 from pydantic_core import from_json
 
+from prw_platform.db.async_reads import AsyncReads
 from prw_platform.db.errors import AmbiguousCommit, DatabaseUnavailable, InsufficientPrivilege, InvalidData
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,16 @@ class Database:
             check=ConnectionPool.check_connection if check_on_checkout else None,
             kwargs={"application_name": application_name, "row_factory": dict_row},
             name=f"prw-{role or 'owner'}",
+        )
+        self._async_reads = AsyncReads(
+            conninfo,
+            role=role,
+            statement_timeout_ms=statement_timeout_ms,
+            max_size=max_size,
+            application_name=application_name,
+            pool_timeout_s=pool_timeout_s,
+            max_retries=MAX_RETRIES,
+            max_timeout_retries=MAX_TIMEOUT_RETRIES,
         )
 
     def _configure(self, conn: psycopg.Connection[object]) -> None:
@@ -211,6 +222,17 @@ class Database:
         return self._run(
             lambda conn: conn.execute(statement, params).fetchone, tenant_id=tenant_id, alone=True
         )
+
+    async def read_row_async(
+        self, statement: Query, params: Mapping[str, object], *, tenant_id: str | None
+    ) -> dict[str, object] | None:
+        """``read_row`` on the running event loop, for ``async`` routes (``prw_platform.db.async_reads``): the
+        same statement, snapshot, tenant (INV-06) and retries, on a pool of this loop's own."""
+        return await self._async_reads.read_row(statement, params, tenant_id=tenant_id)
+
+    async def close_async_reads(self) -> None:
+        """Close the running loop's pool of ``read_row_async`` (a server's lifespan, at shutdown)."""
+        await self._async_reads.close()
 
     def _run(
         self,

@@ -44,7 +44,10 @@ from prw_platform.product.queries import (
     get_public_item_detail,
     get_public_source,
     get_release,
+    item_detail_read,
     list_public_items,
+    page_read,
+    release_read,
 )
 from prw_platform.product.shipping import BasketLine, ShippingEvaluation, evaluate_shipping
 
@@ -85,20 +88,51 @@ class PublicCatalog:
             cursors=self.cursors,
         )
 
+    async def items_async(
+        self,
+        filters: ItemFilters,
+        *,
+        limit: int = DEFAULT_PAGE_SIZE,
+        cursor: str | None = None,
+        facets: tuple[str, ...] = (),
+    ) -> ItemPage:
+        """``items`` on the running event loop (``Database.read_row_async``), for an ``async`` route."""
+        read = page_read(
+            self.tenant_id,
+            self.catalog_id,
+            filters,
+            limit=limit,
+            cursor=cursor,
+            facets=facets,
+            vocabulary=self.vocabulary,
+            cursors=self.cursors,
+        )
+        return await read.run_async(self.db)
+
     def ready(self, timeout_s: float = READINESS_TIMEOUT_SECONDS) -> None:
         """Readiness of the product API: its database pool answers ``SELECT 1`` within ``timeout_s``; else
         ``DatabaseUnavailable`` (503 STORAGE_UNAVAILABLE, retry later)."""
         self.db.ready(timeout_s)
 
+    async def close_async_reads(self) -> None:
+        """Close the running loop's connections of the ``*_async`` reads (the product app's lifespan)."""
+        await self.db.close_async_reads()
+
     def release(self) -> Release:
         """The release served now: what an ``If-None-Match`` is compared with."""
         return get_release(self.db, self.tenant_id, self.catalog_id)
+
+    async def release_async(self) -> Release:
+        return await release_read(self.tenant_id, self.catalog_id).run_async(self.db)
 
     def item(self, item_id: str) -> PublicItem | None:
         return self.item_detail(item_id).item
 
     def item_detail(self, item_id: str) -> ItemDetail:
         return get_public_item_detail(self.db, self.tenant_id, self.catalog_id, item_id)
+
+    async def item_detail_async(self, item_id: str) -> ItemDetail:
+        return await item_detail_read(self.tenant_id, self.catalog_id, item_id).run_async(self.db)
 
     def source(self, source_id: str) -> SourceSummary | None:
         return get_public_source(self.db, self.tenant_id, self.catalog_id, source_id)

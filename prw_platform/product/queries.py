@@ -9,6 +9,7 @@ collection, the detail and the listings, so they agree. Every read is one statem
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hashlib
@@ -17,9 +18,9 @@ import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar
 
-from prw_platform.db.database import Database
+from prw_platform.db.database import Database, Query
 from prw_platform.inputs import unstorable_character
 from prw_platform.plugins.query import QueryVocabulary
 from prw_platform.product import public_store
@@ -152,14 +153,45 @@ class SourceSummary:
     generation: int = 0
 
 
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class OneRead(Generic[R]):
+    """A public read that is one statement (``Database.read_row``, or ``read_row_async`` from an ``async`` route)
+    and what its row means; ``empty`` is the answer when there is no row (the catalog is not served here)."""
+
+    tenant_id: str
+    catalog_id: str
+    statement: Query
+    params: dict[str, Any]
+    of_row: Callable[[dict[str, Any]], R]
+    empty: R
+
+    def run(self, db: Database) -> R:
+        row = db.read_row(self.statement, self.params, tenant_id=self.tenant_id)
+        if row is None:
+            _not_served(db, self.tenant_id, self.catalog_id)
+            return self.empty
+        return self.of_row(row)
+
+    async def run_async(self, db: Database) -> R:
+        row = await db.read_row_async(self.statement, self.params, tenant_id=self.tenant_id)
+        if row is None:
+            # Rare (a paused or unprojected catalog): a transaction on the sync pool, off the loop.
+            await asyncio.to_thread(_not_served, db, self.tenant_id, self.catalog_id)
+            return self.empty
+        return self.of_row(row)
+
+
 def get_release(db: Database, tenant_id: str, catalog_id: str) -> Release:
     """The release the public API serves now (an ETag check: ``If-None-Match`` costs this one query)."""
+    return release_read(tenant_id, catalog_id).run(db)
+
+
+def release_read(tenant_id: str, catalog_id: str) -> OneRead[Release]:
     statement, params = public_store.release_read(tenant_id, catalog_id)
-    row = db.read_row(statement, params, tenant_id=tenant_id)
-    if row is None:
-        _not_served(db, tenant_id, catalog_id)
-        return Release(0, None)
-    return release_of(row)
+    return OneRead(tenant_id, catalog_id, statement, params, release_of, Release(0, None))
 
 
 def list_public_items(
@@ -176,6 +208,30 @@ def list_public_items(
 ) -> ItemPage:
     """Released items ordered by item id, ``limit`` per page; ``cursor`` is the previous page's ``next_cursor``
     (for the same filters). ``vocabulary`` resolves ``class`` and reads attribute values with units."""
+    return page_read(
+        tenant_id,
+        catalog_id,
+        filters,
+        limit=limit,
+        cursor=cursor,
+        facets=facets,
+        vocabulary=vocabulary,
+        cursors=cursors,
+    ).run(db)
+
+
+def page_read(
+    tenant_id: str,
+    catalog_id: str,
+    filters: ItemFilters = NO_FILTERS,
+    *,
+    limit: int = DEFAULT_PAGE_SIZE,
+    cursor: str | None = None,
+    facets: tuple[str, ...] = (),
+    vocabulary: QueryVocabulary = NO_VOCABULARY,
+    cursors: CursorCodec = PROCESS_CURSORS,
+) -> OneRead[ItemPage]:
+    """``list_public_items`` as one read: its query checked (``InvalidQuery``) and its statement composed."""
     if not 1 <= limit <= MAX_PAGE_SIZE:
         raise InvalidQuery(f"limit must be between 1 and {MAX_PAGE_SIZE}")
     if len(facets) > MAX_FACETS:
@@ -183,18 +239,17 @@ def list_public_items(
     after = cursors.decode(cursor, filters) if cursor else None
     search = resolve_search(filters, vocabulary, facets)
 
+    def of_row(row: dict[str, Any]) -> ItemPage:
+        rows = public_store.page_of(row)
+        items = tuple(rows.items[:limit])
+        next_cursor = cursors.encode(items[-1].item_id, filters) if len(rows.items) > limit else None
+        return ItemPage(
+            items, next_cursor, rows.release.publication_revision, tuple(rows.facets), rows.release.generation
+        )
+
     # One more than a page tells whether a next page exists.
     statement, params = public_store.page_read(tenant_id, catalog_id, search, after=after, limit=limit + 1)
-    row = db.read_row(statement, params, tenant_id=tenant_id)
-    if row is None:  # not projected here (nothing was ever released), or paused
-        _not_served(db, tenant_id, catalog_id)
-        return ItemPage((), None, None)
-    rows = public_store.page_of(row)
-    items = tuple(rows.items[:limit])
-    next_cursor = cursors.encode(items[-1].item_id, filters) if len(rows.items) > limit else None
-    return ItemPage(
-        items, next_cursor, rows.release.publication_revision, tuple(rows.facets), rows.release.generation
-    )
+    return OneRead(tenant_id, catalog_id, statement, params, of_row, ItemPage((), None, None))
 
 
 def resolve_search(
@@ -223,13 +278,17 @@ def resolve_search(
 
 def get_public_item_detail(db: Database, tenant_id: str, catalog_id: str, item_id: str) -> ItemDetail:
     """A released item with the listings it publicly owns (INV-01), and the release served (for the ETag)."""
+    return item_detail_read(tenant_id, catalog_id, item_id).run(db)
+
+
+def item_detail_read(tenant_id: str, catalog_id: str, item_id: str) -> OneRead[ItemDetail]:
     statement, params = public_store.item_detail_read(tenant_id, catalog_id, item_id)
-    row = db.read_row(statement, params, tenant_id=tenant_id)
-    if row is None:  # not projected here, or paused
-        _not_served(db, tenant_id, catalog_id)
-        return ItemDetail(Release(0, None), None)
-    detail = public_store.item_detail_of(row)
-    return ItemDetail(detail.release, detail.item)
+
+    def of_row(row: dict[str, Any]) -> ItemDetail:
+        detail = public_store.item_detail_of(row)
+        return ItemDetail(detail.release, detail.item)
+
+    return OneRead(tenant_id, catalog_id, statement, params, of_row, ItemDetail(Release(0, None), None))
 
 
 def _not_served(db: Database, tenant_id: str, catalog_id: str) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI
 from starlette.types import Lifespan
 
@@ -25,11 +28,24 @@ def create_app(
     """``catalog`` is the one released (tenant, catalog) this deployment serves (``Platform.public_catalog``);
     ``limiter`` the per-client rate limiter (``Platform.public_rate_limiter``; None: no limit here);
     ``lifespan`` is the server's (``prw_api.factory`` closes the platform with it)."""
+
+    @asynccontextmanager
+    async def serving(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            if lifespan is None:
+                yield
+            else:
+                async with lifespan(app):
+                    yield
+        finally:
+            # The async reads' pool belongs to this server's event loop (prw_platform.db.async_reads).
+            await catalog.close_async_reads()
+
     app = FastAPI(
         title="PRW product",
         summary="Public product API: released items and the listings they own (if_product_query)",
         version="1",
-        lifespan=lifespan,
+        lifespan=serving,
     )
     app.state.settings = settings
     app.state.catalog = catalog

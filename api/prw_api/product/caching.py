@@ -29,7 +29,19 @@ def not_modified(request: Request, catalog: PublicCatalog) -> Response | None:
     header = request.headers.get("if-none-match")
     if header is None:
         return None
-    etag = etag_of(catalog.release())
+    return _compared(request, header, catalog.release())
+
+
+async def not_modified_async(request: Request, catalog: PublicCatalog) -> Response | None:
+    """``not_modified`` for an ``async`` route: the release is read on the event loop."""
+    header = request.headers.get("if-none-match")
+    if header is None:
+        return None
+    return _compared(request, header, await catalog.release_async())
+
+
+def _compared(request: Request, header: str, release: Release) -> Response | None:
+    etag = etag_of(release)
     tags = {tag.strip().removeprefix("W/") for tag in header.split(",")}
     if "*" in tags or etag in tags:
         return Response(status_code=304, headers={"ETag": etag, "Cache-Control": cache_control(request)})

@@ -13,6 +13,7 @@ The product routes take no dates, URLs, media types or JSON bodies, so those cla
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 from collections.abc import Iterator
@@ -147,6 +148,22 @@ class _FailingCatalog(PublicCatalog):
 
     def item_detail(self, item_id: str) -> ItemDetail:
         self._fail()
+
+    # The list and the detail routes read on the event loop (``*_async``); the failure runs off it.
+    async def items_async(
+        self,
+        filters: ItemFilters,
+        *,
+        limit: int = 20,
+        cursor: str | None = None,
+        facets: tuple[str, ...] = (),
+    ) -> ItemPage:
+        await asyncio.to_thread(self._fail)
+        raise AssertionError("unreachable")
+
+    async def item_detail_async(self, item_id: str) -> ItemDetail:
+        await asyncio.to_thread(self._fail)
+        raise AssertionError("unreachable")
 
 
 @pytest.fixture
