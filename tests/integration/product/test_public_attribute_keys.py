@@ -8,11 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from prw_platform.db.database import Database
 from prw_platform.plugins import PluginRegistry, get_plugin_manager
 from prw_platform.plugins.query import QueryVocabulary
 from prw_platform.product.consumer import apply_delivery
+from prw_platform.product.public_filters import attribute_filter_keys
 from prw_platform.product.queries import ItemFilters, list_public_items
 from prw_platform.product.scopes import ProjectedScope
 from tests.unit.product.stream import CATALOG, TENANT, StreamBuilder
@@ -122,3 +125,36 @@ def test_a_republished_item_is_found_by_its_new_attribute_value_only(
 
     assert _matching(product_db, vocabulary, ("storage:capacity", "1 TB")) == []
     assert _matching(product_db, vocabulary, ("storage:capacity", "2 TB")) == ["itm_a"]
+
+
+_NAMES = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=12)
+_TEXTS = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=12)
+_DECIMALS = st.from_regex(r"-?[0-9]{1,6}(\.[0-9]{1,4})?", fullmatch=True)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=_NAMES,
+    text=_TEXTS,
+    canonical=st.none() | _DECIMALS | _TEXTS,
+    unit=st.none() | st.sampled_from(["", "GB", "TB", "mm", "W"]) | _TEXTS,
+)
+def test_the_filter_keys_built_in_python_are_the_keys_migration_0023_spells_in_sql(
+    owner_db: Database, name: str, text: str, canonical: str | None, unit: str | None
+) -> None:
+    """``attribute_filter_keys`` (sent as one array parameter) is the twin of the SQL the list statement used to
+    build the keys with: ``product.attribute_key`` for the text as typed, the canonical value and unit, and the
+    number through ``trim_scale(...::numeric)::text``, which is what ``public_item.attribute_keys`` holds."""
+    in_sql = owner_db.read_row(
+        """SELECT ARRAY[product.attribute_key('v', %(name)s, NULL, %(text)s),
+                        product.attribute_key('u', %(name)s, NULL, %(text)s)]
+                  || CASE WHEN %(canonical)s::text IS NULL THEN ARRAY[]::text[]
+                          ELSE ARRAY[product.attribute_key('c', %(name)s, %(unit)s, %(canonical)s)] END
+                  || CASE WHEN %(canonical)s::text ~ '^-?[0-9]+(\\.[0-9]+)?$'
+                          THEN ARRAY[product.attribute_key('n', %(name)s, %(unit)s,
+                                                           trim_scale(%(canonical)s::numeric)::text)]
+                          ELSE ARRAY[]::text[] END AS keys""",
+        {"name": name, "text": text, "canonical": canonical, "unit": unit},
+        tenant_id=None,
+    )
+    assert in_sql == {"keys": attribute_filter_keys(name, text, canonical, unit)}
