@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -93,10 +94,14 @@ def test_bench_intake_smoke_serves_prw_and_the_bare_baseline_on_the_test_server(
     )
 
 
+@pytest.mark.parametrize("load", ["wrk", "threads"])
 def test_bench_product_api_smoke_serves_prw_and_the_bare_baseline_on_the_test_server(
-    pg_admin_url: str,
+    pg_admin_url: str, load: str
 ) -> None:
-    output = run_bench("bench_product_api.py", "--database-url", pg_admin_url)
+    if load == "wrk" and shutil.which("wrk") is None:
+        pytest.skip("wrk is not installed (./run tests installs it on Debian: apt-get install wrk)")
+    output = run_bench("bench_product_api.py", "--database-url", pg_admin_url, "--load", load)
+    assert f"load from {'wrk' if load == 'wrk' else 'Python threads'}" in output
     assert_lines(
         output,
         r"^item detail\s+32\s+prw\s+\d+\s+[\d,.]+\s+[\d.]+\s+[\d.]+$",
