@@ -37,6 +37,7 @@ from prw_platform.product.queries import (
     ItemDetail,
     ItemFilters,
     ItemPage,
+    OneRead,
     PictureRender,
     PublicItem,
     Release,
@@ -45,7 +46,6 @@ from prw_platform.product.queries import (
     get_public_source,
     get_release,
     item_detail_read,
-    list_public_items,
     page_read,
     release_read,
 )
@@ -76,17 +76,7 @@ class PublicCatalog:
         cursor: str | None = None,
         facets: tuple[str, ...] = (),
     ) -> ItemPage:
-        return list_public_items(
-            self.db,
-            self.tenant_id,
-            self.catalog_id,
-            filters,
-            limit=limit,
-            cursor=cursor,
-            facets=facets,
-            vocabulary=self.vocabulary,
-            cursors=self.cursors,
-        )
+        return self.page_read(filters, limit=limit, cursor=cursor, facets=facets).run(self.db)
 
     async def items_async(
         self,
@@ -97,7 +87,13 @@ class PublicCatalog:
         facets: tuple[str, ...] = (),
     ) -> ItemPage:
         """``items`` on the running event loop (``Database.read_row_async``), for an ``async`` route."""
-        read = page_read(
+        return await self.page_read(filters, limit=limit, cursor=cursor, facets=facets).run_async(self.db)
+
+    def page_read(
+        self, filters: ItemFilters, *, limit: int, cursor: str | None, facets: tuple[str, ...]
+    ) -> OneRead[ItemPage]:
+        """A page of ``items`` as one statement (the query checked, ``InvalidQuery`` otherwise)."""
+        return page_read(
             self.tenant_id,
             self.catalog_id,
             filters,
@@ -107,7 +103,6 @@ class PublicCatalog:
             vocabulary=self.vocabulary,
             cursors=self.cursors,
         )
-        return await read.run_async(self.db)
 
     def ready(self, timeout_s: float = READINESS_TIMEOUT_SECONDS) -> None:
         """Readiness of the product API: its database pool answers ``SELECT 1`` within ``timeout_s``; else
