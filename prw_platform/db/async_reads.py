@@ -126,7 +126,12 @@ class AsyncReads:
             timeout=self._pool_timeout_s,
             open=False,
             configure=self._configure,
-            kwargs={"application_name": self._application_name, "row_factory": dict_row, "autocommit": True},
+            # Told apart from the sync pool's connections in pg_stat_activity.
+            kwargs={
+                "application_name": f"{self._application_name}-async",
+                "row_factory": dict_row,
+                "autocommit": True,
+            },
             name=f"prw-{self._role or 'owner'}-async",
         )
         # Without waiting: a server starts while its database is unreachable, and a read waits for a connection
