@@ -1,0 +1,66 @@
+"""AW-04's inbox probe (``inbox.known``) must cost one index lookup per probed event id and position, whatever the
+inbox's statistics say: the inbox grows by every delivery, and a deployment's first statistics are taken while it
+is empty (a new stream, too, is not in the last ANALYZE). Counted with ``pg_stat_xact_user_tables.idx_tup_fetch``
+in the probe's own transaction: rows the probe's index scans fetched from the inbox."""
+
+from __future__ import annotations
+
+import psycopg
+
+from prw_platform.db.database import Database
+from prw_platform.product.consumer import inbox
+from prw_platform.product.scopes import ProjectedScope
+
+STREAM_ROWS = 3_000
+PROBED = 400
+
+
+def _fill(db_url: str, scope: ProjectedScope) -> None:
+    """Statistics taken while the inbox was empty (as after ``prw migrate``), then a stream of rows."""
+    with psycopg.connect(db_url, autocommit=True) as owner:
+        owner.execute("ANALYZE product.inbox")
+        owner.execute(
+            """INSERT INTO product.inbox (tenant_id, catalog_id, history_epoch, generation, event_id, position,
+                   aggregate_type, aggregate_id, aggregate_revision, outcome, settled_at)
+               SELECT %s, %s, %s, %s, 'evt_known_' || n, n, 'catalog_item', 'itm_' || n, 1, 'applied', now()
+                 FROM generate_series(1, %s) AS n""",
+            (scope.tenant_id, scope.catalog_id, scope.history_epoch, scope.serving_generation, STREAM_ROWS),
+        )
+
+
+def _probe(db: Database, scope: ProjectedScope, ids: list[str], positions: list[int]) -> tuple[object, int]:
+    def work(conn: psycopg.Connection[dict[str, object]]) -> tuple[object, int]:
+        known = inbox.known(conn, scope, ids, positions)
+        row = conn.execute(
+            "SELECT coalesce(idx_tup_fetch, 0) AS fetched FROM pg_stat_xact_user_tables"
+            " WHERE relid = 'product.inbox'::regclass"
+        ).fetchone()
+        return known, int(row["fetched"]) if row else 0  # type: ignore[call-overload]
+
+    return db.run(work, tenant_id=scope.tenant_id)
+
+
+def test_the_probe_fetches_no_other_row_of_the_stream_on_an_inbox_analyzed_while_empty(
+    db_url: str, product_db: Database, scope: ProjectedScope
+) -> None:
+    _fill(db_url, scope)
+    fresh_ids = [f"evt_fresh_{n}" for n in range(PROBED)]
+    fresh_positions = list(range(STREAM_ROWS + 1, STREAM_ROWS + 1 + PROBED))
+
+    known, fetched = _probe(product_db, scope, fresh_ids, fresh_positions)
+
+    assert known == inbox.KnownDeliveries(frozenset(), {})
+    # A fresh id or position costs an index lookup that finds nothing: no row fetched (the plan this guards
+    # against fetched STREAM_ROWS per probed id).
+    assert fetched <= 2 * PROBED, f"{fetched:,} inbox rows fetched for {PROBED} probed ids and positions"
+
+
+def test_the_probe_still_finds_a_known_id_and_a_taken_position(
+    db_url: str, product_db: Database, scope: ProjectedScope
+) -> None:
+    _fill(db_url, scope)
+
+    known, _ = _probe(product_db, scope, ["evt_known_7", "evt_fresh"], [7, 12])
+
+    assert known.event_ids == frozenset({"evt_known_7", "evt_known_12"})
+    assert known.positions == {7: "evt_known_7", 12: "evt_known_12"}
