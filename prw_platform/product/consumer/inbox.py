@@ -69,12 +69,11 @@ def known(
     # into a plain join, which it plans as a hash join over the stream), so that the plan cannot depend on
     # statistics that lag a fast-growing inbox. ``= ANY(...)`` on the unique indexes' last column was planned as an
     # index scan on the stream's prefix with a filter (statistics said the stream had one row), reading the whole
-    # stream's inbox for every batch (bench/bench_apply.py: 27 ms per probe at 10,000 rows). For the same reason the
-    # event ids are compared through the inbox's ``event_key`` (migration 0025), not as equalities on the stream
-    # and the id: those made the primary key's exact match tie with a scan of the position key's stream prefix on
-    # an inbox analyzed while empty, and the position key won (the whole stream fetched per probed id).
-    # The positions' half keeps its equalities: there the exact match is the position key, which wins that tie
-    # (tests/integration/product/test_inbox_probe_plan.py counts the rows both halves fetch).
+    # stream's inbox for every batch (bench/bench_apply.py: 27 ms per probe at 10,000 rows). For the same reason both
+    # halves compare the inbox's ``event_key`` / ``position_key`` (migration 0025), not equalities on the stream and
+    # the id or position: those made each unique index's exact match tie with a scan of the other unique index's
+    # stream prefix on an inbox whose statistics were taken while it was empty, and a tie may go either way (the
+    # whole stream fetched per probed key; tests/integration/product/test_inbox_probe_plan.py counts the rows).
     stream = {
         "tenant": scope.tenant_id,
         "catalog": scope.catalog_id,
@@ -87,14 +86,15 @@ def known(
            CROSS JOIN LATERAL (
                SELECT event_id, position FROM product.inbox
                WHERE event_key
-                     = product.inbox_event_key(%(tenant)s, %(catalog)s, %(epoch)s, %(generation)s, probe.event_id)
+                     = product.inbox_stream_key(%(tenant)s, %(catalog)s, %(epoch)s, %(generation)s, probe.event_id)
                LIMIT 1) AS i
            UNION
            SELECT i.event_id, i.position FROM unnest(%(positions)s::bigint[]) AS probe(position)
            CROSS JOIN LATERAL (
                SELECT event_id, position FROM product.inbox
-               WHERE tenant_id = %(tenant)s AND catalog_id = %(catalog)s AND history_epoch = %(epoch)s
-                 AND generation = %(generation)s AND position = probe.position LIMIT 1) AS i""",
+               WHERE position_key = product.inbox_stream_key(%(tenant)s, %(catalog)s, %(epoch)s, %(generation)s,
+                                                             probe.position::text)
+               LIMIT 1) AS i""",
         {**stream, "ids": text_array(event_ids), "positions": int_array(positions)},
     ).fetchall()
     return KnownDeliveries(frozenset(r.event_id for r in rows), {r.position: r.event_id for r in rows})

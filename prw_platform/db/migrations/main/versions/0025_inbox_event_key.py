@@ -1,4 +1,4 @@
-"""The inbox probe's event-id lookups through a key of their own (issue 9, AW-04 "Inbox check").
+"""The inbox probe's lookups through keys of their own (issue 9, AW-04 "Inbox check").
 
 Revision ID: 0025_inbox_event_key
 Revises: 0024_public_item_brand_order
@@ -11,14 +11,19 @@ estimated at one row, the tie goes to the later-created index, which is the posi
 read the whole stream: 400 ids x 3,000 rows = 1.2 million rows fetched for one batch (a test pins it), apply
 slowing from 1,473 to 369 events/s over the first 15,000 events of a fresh stream (bench/README.md).
 
-``inbox.event_key`` spells the stream and the event id as one text key (``product.inbox_event_key``, each part
-length-prefixed, so no id can run into the next), stored with the row (a generated column) under a unique index,
-and the probe's event-id half compares that column with the key of the probed id: no other index has the column,
-and the stream columns are no longer equalities the position key could be scanned by (only row-level security's
-tenant condition is, estimated at 0.5 % of the table, which loses to a unique match as soon as the table has a few
-hundred rows). A column and not an index on the expression: under row-level security a condition calling a
-function that is not leakproof is not used as an index condition (it must not run before the policy's), and only a
-superuser may declare one leakproof; ``=`` on text is.
+``inbox.event_key`` and ``inbox.position_key`` spell the stream and the event id, or the stream and the position, as
+one text key each (``product.inbox_stream_key``, each part length-prefixed, so no part can run into the next),
+stored with the row (generated columns) under unique indexes, and each half of the probe compares its column with
+the probed key: no other index has the column, and the stream is no longer a set of equalities another index's
+prefix could be scanned by (only row-level security's tenant condition is, estimated at 0.5 % of the table, which
+loses to a unique match as soon as the table has a few hundred rows). Both halves, so that neither depends on
+which index wins a tie (the position half did, and won it only by being the later index).
+
+Not covered: statistics taken while the inbox held dead rows and no live one (an ANALYZE right after deleting
+everything, without the VACUUM autovacuum runs with it) say it holds no rows at any size, which ties every index
+path at one row again. Columns and not indexes on the expression: under row-level security a condition calling a
+function that is not leakproof is not used as an index condition (it must not run before the policy's), and only
+a superuser may declare one leakproof; ``=`` on text is.
 """
 
 from alembic import op
@@ -29,15 +34,21 @@ branch_labels = None
 depends_on = None
 
 UPGRADE = r"""
-CREATE FUNCTION product.inbox_event_key(tenant_id text, catalog_id text, history_epoch text, generation integer,
-                                        event_id text) RETURNS text
+CREATE FUNCTION product.inbox_stream_key(tenant_id text, catalog_id text, history_epoch text, generation integer,
+                                         part text) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN length(tenant_id) || ':' || tenant_id || length(catalog_id) || ':' || catalog_id
-           || length(history_epoch) || ':' || history_epoch || generation || ':' || event_id;
+           || length(history_epoch) || ':' || history_epoch || generation || ':' || part;
 
-ALTER TABLE product.inbox ADD COLUMN event_key text NOT NULL
-    GENERATED ALWAYS AS (product.inbox_event_key(tenant_id, catalog_id, history_epoch, generation, event_id)) STORED;
+ALTER TABLE product.inbox
+    ADD COLUMN event_key text NOT NULL
+        GENERATED ALWAYS AS (product.inbox_stream_key(tenant_id, catalog_id, history_epoch, generation, event_id))
+        STORED,
+    ADD COLUMN position_key text NOT NULL
+        GENERATED ALWAYS AS
+            (product.inbox_stream_key(tenant_id, catalog_id, history_epoch, generation, position::text)) STORED;
 CREATE UNIQUE INDEX inbox_event_key ON product.inbox (event_key);
+CREATE UNIQUE INDEX inbox_position_key ON product.inbox (position_key);
 """
 
 
@@ -46,5 +57,5 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.execute("ALTER TABLE product.inbox DROP COLUMN event_key")
-    op.execute("DROP FUNCTION product.inbox_event_key(text, text, text, integer, text)")
+    op.execute("ALTER TABLE product.inbox DROP COLUMN event_key, DROP COLUMN position_key")
+    op.execute("DROP FUNCTION product.inbox_stream_key(text, text, text, integer, text)")
