@@ -134,13 +134,13 @@ def settle_many(conn: Connection, scope: ProjectedScope, outcomes: Mapping[str, 
     meanwhile, as stale."""
     if not outcomes:
         return
-    # One primary-key UPDATE per event (a few per batch), sent as one pipeline: an UPDATE joined with unnest()
-    # is planned as a hash join over the stream's whole inbox while its statistics lag.
+    # One UPDATE by event key per event (a few per batch), sent as one pipeline: an UPDATE joined with unnest()
+    # is planned as a hash join over the stream's whole inbox while its statistics lag, and equalities on the stream
+    # and the id may tie with a scan of the position key's stream prefix (``known``).
     with conn.cursor() as cur:
         cur.executemany(
             """UPDATE product.inbox SET outcome = %s, settled_at = now()
-               WHERE tenant_id = %s AND catalog_id = %s AND history_epoch = %s AND generation = %s
-                 AND event_id = %s""",
+               WHERE event_key = product.inbox_stream_key(%s, %s, %s, %s, %s)""",
             [
                 (
                     outcome.value,
