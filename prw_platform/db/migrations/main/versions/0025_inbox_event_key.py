@@ -19,8 +19,8 @@ prefix could be scanned by (only row-level security's tenant condition is, estim
 loses to a unique match as soon as the table has a few hundred rows). Both halves, so that neither depends on
 which index wins a tie (the position half did, and won it only by being the later index).
 
-Not covered: statistics taken while the inbox held dead rows and no live one (an ANALYZE right after deleting
-everything, without the VACUUM autovacuum runs with it) say it holds no rows at any size, which ties every index
+Not covered: statistics taken while the inbox's pages held no live row (an ANALYZE after deleting everything, when
+the VACUUM before it could not give the empty pages back) say it holds no rows at any size, which ties every index
 path at one row again. Columns and not indexes on the expression: under row-level security a condition calling a
 function that is not leakproof is not used as an index condition (it must not run before the policy's), and only
 a superuser may declare one leakproof; ``=`` on text is.
