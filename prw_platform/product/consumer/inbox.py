@@ -74,30 +74,30 @@ def known(
     # the id or position: those made each unique index's exact match tie with a scan of the other unique index's
     # stream prefix on an inbox whose statistics were taken while it was empty, and a tie may go either way (the
     # whole stream fetched per probed key; tests/integration/product/test_inbox_probe_plan.py counts the rows).
-    stream = {
-        "tenant": scope.tenant_id,
-        "catalog": scope.catalog_id,
-        "epoch": scope.history_epoch,
-        "generation": scope.serving_generation,
-    }
     cursor = conn.cursor(row_factory=class_row(_InboxKey))
     rows = cursor.execute(
-        """SELECT i.event_id, i.position FROM unnest(%(ids)s::text[]) AS probe(event_id)
+        """SELECT i.event_id, i.position FROM unnest(%(event_keys)s::text[]) AS probe(key)
            CROSS JOIN LATERAL (
-               SELECT event_id, position FROM product.inbox
-               WHERE event_key
-                     = product.inbox_stream_key(%(tenant)s, %(catalog)s, %(epoch)s, %(generation)s, probe.event_id)
-               LIMIT 1) AS i
+               SELECT event_id, position FROM product.inbox WHERE event_key = probe.key LIMIT 1) AS i
            UNION
-           SELECT i.event_id, i.position FROM unnest(%(positions)s::bigint[]) AS probe(position)
+           SELECT i.event_id, i.position FROM unnest(%(position_keys)s::text[]) AS probe(key)
            CROSS JOIN LATERAL (
-               SELECT event_id, position FROM product.inbox
-               WHERE position_key = product.inbox_stream_key(%(tenant)s, %(catalog)s, %(epoch)s, %(generation)s,
-                                                             probe.position::text)
-               LIMIT 1) AS i""",
-        {**stream, "ids": text_array(event_ids), "positions": int_array(positions)},
+               SELECT event_id, position FROM product.inbox WHERE position_key = probe.key LIMIT 1) AS i""",
+        {
+            "event_keys": text_array(stream_key(scope, event_id) for event_id in event_ids),
+            "position_keys": text_array(stream_key(scope, str(position)) for position in positions),
+        },
     ).fetchall()
     return KnownDeliveries(frozenset(r.event_id for r in rows), {r.position: r.event_id for r in rows})
+
+
+def stream_key(scope: ProjectedScope, part: str) -> str:
+    """The inbox's ``event_key`` (``part``: an event id) or ``position_key`` (a position) of ``scope``'s stream, as
+    migration 0025's ``product.inbox_stream_key`` spells it when the row is written (a test compares the two).
+    Sent as a parameter: a condition calling that SQL function on the probed value is not used as an index
+    condition under row-level security on PostgreSQL 15 (the function is not leakproof)."""
+    parts = (scope.tenant_id, scope.catalog_id, scope.history_epoch)
+    return "".join(f"{len(p)}:{p}" for p in parts) + f"{scope.serving_generation}:{part}"
 
 
 def insert_settled(
@@ -139,19 +139,8 @@ def settle_many(conn: Connection, scope: ProjectedScope, outcomes: Mapping[str, 
     # and the id may tie with a scan of the position key's stream prefix (``known``).
     with conn.cursor() as cur:
         cur.executemany(
-            """UPDATE product.inbox SET outcome = %s, settled_at = now()
-               WHERE event_key = product.inbox_stream_key(%s, %s, %s, %s, %s)""",
-            [
-                (
-                    outcome.value,
-                    scope.tenant_id,
-                    scope.catalog_id,
-                    scope.history_epoch,
-                    scope.serving_generation,
-                    event_id,
-                )
-                for event_id, outcome in outcomes.items()
-            ],
+            "UPDATE product.inbox SET outcome = %s, settled_at = now() WHERE event_key = %s",
+            [(outcome.value, stream_key(scope, event_id)) for event_id, outcome in outcomes.items()],
         )
 
 

@@ -6,6 +6,8 @@ in the probe's own transaction: rows the probe's index scans fetched from the in
 from __future__ import annotations
 
 import psycopg
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from prw_platform.db.database import Database
 from prw_platform.product.consumer import inbox
@@ -68,3 +70,27 @@ def test_the_probe_still_finds_a_known_id_and_a_taken_position(
 
     assert known.event_ids == frozenset({"evt_known_7", "evt_known_12"})
     assert known.positions == {7: "evt_known_7", 12: "evt_known_12"}
+
+
+_PARTS = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=10)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    tenant=_PARTS,
+    catalog=_PARTS,
+    epoch=_PARTS,
+    generation=st.integers(0, 40_000),
+    part=_PARTS | st.integers(1).map(str),
+)
+def test_the_probed_keys_are_the_keys_the_rows_store(
+    owner_db: Database, tenant: str, catalog: str, epoch: str, generation: int, part: str
+) -> None:
+    """``inbox.stream_key`` (sent as the probe's parameters) spells what migration 0025's ``product.inbox_stream_key``
+    stores in ``event_key`` and ``position_key``."""
+    stored = owner_db.read_row(
+        "SELECT product.inbox_stream_key(%(tenant)s, %(catalog)s, %(epoch)s, %(generation)s, %(part)s) AS key",
+        {"tenant": tenant, "catalog": catalog, "epoch": epoch, "generation": generation, "part": part},
+        tenant_id=None,
+    )
+    assert stored == {"key": inbox.stream_key(ProjectedScope(tenant, catalog, epoch, generation), part)}
