@@ -45,11 +45,12 @@ from bench_spine import provision, scratch_platform, server_admin_url
 from prw_api import compose
 from prw_api.server import BackgroundServer
 from prw_platform.bootstrap import Platform
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection, Database
 from prw_platform.product.consumer.driver import BatchReport
-from prw_platform.product.gaps import HttpExportSource, StreamKey, close_gap
+from prw_platform.product.gaps import HttpExportSource, close_gap
 from prw_platform.queues import OutgoingMessage, Queue
-from prw_platform.resolver.relay import Relay
+from prw_platform.resolver.stream.relay import Relay
 from prw_platform.services import PRODUCT_SCOPES, ClientSpec
 from tests.unit.product.stream import StreamBuilder
 

@@ -37,10 +37,11 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from prw_platform.bootstrap import Platform
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection, Database
 from prw_platform.product.scopes import project_catalog
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec, provision_catalog
-from prw_platform.resolver.decisions import CreateItemAndMap, StreamRef, decide
+from prw_platform.resolver.decisions import CreateItemAndMap, decide
 
 TENANT = "ten_bench"
 STREAMS = 8
@@ -54,12 +55,12 @@ T0 = datetime(2026, 11, 1, tzinfo=UTC)
 class Rows:
     """One decision's rows as JSON documents, table by table (the bare path writes exactly these)."""
 
-    stream: StreamRef
+    stream: StreamKey
     rows: tuple[tuple[str, tuple[dict[str, Any], ...]], ...]
     last_position: int
 
 
-def provision_streams(platform: Platform, count: int) -> list[StreamRef]:
+def provision_streams(platform: Platform, count: int) -> list[StreamKey]:
     streams = []
     for k in range(count):
         catalog, source = f"cat_bench_{k}", f"src_bench_{k}"
@@ -73,7 +74,7 @@ def provision_streams(platform: Platform, count: int) -> list[StreamRef]:
     return streams
 
 
-def command(stream: StreamRef, n: int) -> CreateItemAndMap:
+def command(stream: StreamKey, n: int) -> CreateItemAndMap:
     """bench_spine's automatic create-item decision (a unique GTIN), on the stream's own source."""
     return create_command(n, T0 + timedelta(seconds=n), source=stream.catalog_id.replace("cat_", "src_"))
 
@@ -96,20 +97,20 @@ def run_threads(work: Sequence[Callable[[], list[str]]]) -> tuple[float, list[st
 
 
 def prw_decisions(
-    platform: Platform, streams: list[StreamRef], per_stream: int, first: int
+    platform: Platform, streams: list[StreamKey], per_stream: int, first: int
 ) -> tuple[float, list[str]]:
-    def job(k: int, stream: StreamRef) -> Callable[[], list[str]]:
+    def job(k: int, stream: StreamKey) -> Callable[[], list[str]]:
         numbers = range(first + k * per_stream, first + (k + 1) * per_stream)
         return lambda: [decide(command(stream, n), platform.resolver_db, stream).decision_id for n in numbers]
 
     return run_threads([job(k, stream) for k, stream in enumerate(streams)])
 
 
-def read_rows(owner: Database, decision_ids: list[str]) -> dict[StreamRef, list[Rows]]:
+def read_rows(owner: Database, decision_ids: list[str]) -> dict[StreamKey, list[Rows]]:
     """Each decision's rows as the resolver stored them, per stream in commit (position) order."""
 
-    def work(conn: Connection) -> dict[StreamRef, list[Rows]]:
-        by_stream: dict[StreamRef, list[Rows]] = {}
+    def work(conn: Connection) -> dict[StreamKey, list[Rows]]:
+        by_stream: dict[StreamKey, list[Rows]] = {}
         for decision_id in decision_ids:
             d = conn.execute(
                 "SELECT tenant_id, catalog_id, history_epoch, effects FROM resolver.decision WHERE decision_id = %s",
@@ -140,7 +141,7 @@ def read_rows(owner: Database, decision_ids: list[str]) -> dict[StreamRef, list[
                 )
                 for table in TABLES
             )
-            stream = StreamRef(d["tenant_id"], d["catalog_id"], d["history_epoch"])
+            stream = StreamKey(d["tenant_id"], d["catalog_id"], d["history_epoch"])
             last = max(e["position"] for e in effects["events"])
             by_stream.setdefault(stream, []).append(Rows(stream, rows, last))
         return by_stream
@@ -148,7 +149,7 @@ def read_rows(owner: Database, decision_ids: list[str]) -> dict[StreamRef, list[
     return owner.run(work, read_only=True)
 
 
-def create_bare_tables(owner_url: str, streams: list[StreamRef]) -> None:
+def create_bare_tables(owner_url: str, streams: list[StreamKey]) -> None:
     with psycopg.connect(owner_url, autocommit=True) as conn:
         conn.execute("CREATE SCHEMA bare")
         for table in (*TABLES, "stream_cursor"):
@@ -189,7 +190,7 @@ def bare_decision(conn: psycopg.Connection[Any], decision: Rows) -> None:
         )
 
 
-def bare_decisions(owner_url: str, decisions: dict[StreamRef, list[Rows]]) -> tuple[float, list[str]]:
+def bare_decisions(owner_url: str, decisions: dict[StreamKey, list[Rows]]) -> tuple[float, list[str]]:
     def job(rows: list[Rows]) -> Callable[[], list[str]]:
         def run() -> list[str]:
             with psycopg.connect(owner_url) as conn:
@@ -203,7 +204,7 @@ def bare_decisions(owner_url: str, decisions: dict[StreamRef, list[Rows]]) -> tu
 
 
 def measure(
-    platform: Platform, owner: Database, streams: list[StreamRef], count: int, first: int, blocks: int = 1
+    platform: Platform, owner: Database, streams: list[StreamKey], count: int, first: int, blocks: int = 1
 ) -> tuple[float, float, int]:
     """``count`` decisions spread over ``streams`` (numbers from ``first``) in ``blocks`` alternating blocks: each
     block's decisions, then the same rows bare, so both see the same load on a shared machine. (seconds prw,

@@ -66,8 +66,8 @@ from psycopg import sql
 from prw_platform.bootstrap import bootstrap
 from prw_platform.config import Settings
 from prw_platform.db.database import Connection
-from prw_platform.product import public_store
-from prw_platform.product.public_rows import PublicItem, PublicListing
+from prw_platform.product.public import store as public_store
+from prw_platform.product.public.rows import PublicItem, PublicListing
 from prw_platform.product.scopes import find_scope, project_catalog
 
 TENANT, CATALOG = "ten_bench", "cat_bench"

@@ -36,8 +36,8 @@ from prw_platform.db import roles
 from prw_platform.db.database import Database
 from prw_platform.db.migrate import migrate
 from prw_platform.db.urls import with_database
-from prw_platform.resolver import retention
-from prw_platform.resolver.retention import Pruner, RetentionPolicy
+from prw_platform.resolver.stream import retention
+from prw_platform.resolver.stream.retention import Pruner, RetentionPolicy
 
 TENANT = "ten_bench"
 PRUNED, BASELINE = "cat_pruned", "cat_baseline"

@@ -58,13 +58,14 @@ from prw_platform.auth import ClientSpec, create_client
 from prw_platform.auth.scopes import COLLECTOR_SCOPES
 from prw_platform.bootstrap import Platform, bootstrap
 from prw_platform.config import Settings
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection, Database
 from prw_platform.db.urls import with_database
 from prw_platform.pipeline import RELAY, default_stages
 from prw_platform.plugins.types import NormalizedAttribute
 from prw_platform.product.scopes import project_catalog
 from prw_platform.resolver.catalogs import CatalogSpec, ReleasePolicy, SourceSpec, provision_catalog
-from prw_platform.resolver.decisions import CreateItemAndMap, ItemFacts, ListingObservation, StreamRef, decide
+from prw_platform.resolver.decisions import CreateItemAndMap, ItemFacts, ListingObservation, decide
 from prw_platform.runtime import WorkerLoop, drain, stage_rounds
 
 TENANT, CATALOG, SOURCE = "ten_bench", "cat_bench", "src_bench_web"
@@ -142,7 +143,7 @@ def scratch_platform(admin_url: str, label: str) -> Iterator[Platform]:
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
-def provision(platform: Platform, release_policy: ReleasePolicy = "automatic") -> StreamRef:
+def provision(platform: Platform, release_policy: ReleasePolicy = "automatic") -> StreamKey:
     provisioned = provision_catalog(
         platform.resolver_db,
         platform.control_db,
@@ -187,7 +188,7 @@ def create_command(n: int, observed_at: datetime, source: str = SOURCE) -> Creat
     )
 
 
-def seed_decisions(platform: Platform, stream: StreamRef, n: int) -> tuple[float, int]:
+def seed_decisions(platform: Platform, stream: StreamKey, n: int) -> tuple[float, int]:
     """Commit ``n`` automatic decisions; (seconds, events committed)."""
     t0 = datetime(2026, 11, 1, tzinfo=UTC)
     began = lap = time.perf_counter()

@@ -27,6 +27,7 @@ from prw_platform.auth.operators import OperatorSessions
 from prw_platform.auth.service import load_signing_key
 from prw_platform.clock import Clock, utc_now
 from prw_platform.config import Settings
+from prw_platform.contracts import StreamKey
 from prw_platform.db import roles
 from prw_platform.db.database import Database
 from prw_platform.db.locate import DatabaseUrls, locate_databases
@@ -38,11 +39,11 @@ from prw_platform.operations import AdminReads
 from prw_platform.pipeline import default_stages
 from prw_platform.plugins import PluginRegistry, get_plugin_manager
 from prw_platform.plugins.query import QueryVocabulary
-from prw_platform.product.catalog import PublicCatalog
 from prw_platform.product.consumer.driver import ProductApply
-from prw_platform.product.gaps import ExportSource, GapCloser, HttpExportSource, StreamKey
-from prw_platform.product.pictures import PictureLinks
-from prw_platform.product.queries import CursorCodec
+from prw_platform.product.gaps import ExportSource, GapCloser, HttpExportSource
+from prw_platform.product.public.catalog import PublicCatalog
+from prw_platform.product.public.items import CursorCodec
+from prw_platform.product.public.pictures import PictureLinks
 from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
 from prw_platform.product.rebuild import HttpSnapshotSource, ProductRebuild, SnapshotSource
 from prw_platform.product.rebuild.cleanup import RebuildCleanup
@@ -60,8 +61,14 @@ from prw_platform.queues.operations import DeadLetterOperations
 from prw_platform.reports import OperatorReports
 from prw_platform.resolver.assist.service import AssistPolicy, AssistService
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec, current_stream
-from prw_platform.resolver.decisions import DecisionService, MerchantService, StreamRef
-from prw_platform.resolver.exports import ExportService
+from prw_platform.resolver.decisions import DecisionService, MerchantService
+from prw_platform.resolver.exports.events import ExportService
+from prw_platform.resolver.exports.snapshots import (
+    ExportLinks,
+    ExportSnapshot,
+    SnapshotExports,
+    finished_exports,
+)
 from prw_platform.resolver.files.cleanup import FileCleanup, FileSweep
 from prw_platform.resolver.files.service import CatalogFiles, FileSettings
 from prw_platform.resolver.improvements.replays import ReplayService
@@ -77,20 +84,19 @@ from prw_platform.resolver.intake import (
 )
 from prw_platform.resolver.intake.fleet import FleetPolicy
 from prw_platform.resolver.intake.workers import CollectorService, WorkerPolicy
-from prw_platform.resolver.relay import Relay
 from prw_platform.resolver.resolution import ResolutionServices
 from prw_platform.resolver.resolution.batch import ResolutionConsumer
 from prw_platform.resolver.resolution.dry_run import DryRunService
 from prw_platform.resolver.resolution.matching import CATALOG_SOURCE, LISTING_SOURCE, MatchingBench
-from prw_platform.resolver.retention import (
+from prw_platform.resolver.review import EvidenceLinks, ReviewQueue
+from prw_platform.resolver.stream.relay import Relay
+from prw_platform.resolver.stream.retention import (
     Pruner,
     RetentionControl,
     RetentionPolicy,
     RetentionStatus,
     retention_status,
 )
-from prw_platform.resolver.review import EvidenceLinks, ReviewQueue
-from prw_platform.resolver.snapshots import ExportLinks, ExportSnapshot, SnapshotExports, finished_exports
 from prw_platform.retry import RetryPolicy
 from prw_platform.runtime.stages import StageRegistry
 from prw_platform.storage import ObjectStore, build_object_store
@@ -104,8 +110,7 @@ class _InProcessProgressSink:
     retention: RetentionControl
 
     def report_progress(self, stream: StreamKey, consumer: str, position: int) -> int:
-        ref = StreamRef(stream.tenant_id, stream.catalog_id, stream.history_epoch)
-        return self.retention.report_progress(ref, consumer, position).acknowledged_position
+        return self.retention.report_progress(stream, consumer, position).acknowledged_position
 
 
 @dataclass
@@ -266,7 +271,7 @@ class Platform:
         """The one retry/backoff policy of both queue consumers."""
         return RetryPolicy(self.settings.retry_base_seconds, self.settings.retry_max_seconds)
 
-    def streams(self, tenant_id: str, catalog_id: str) -> StreamRef:
+    def streams(self, tenant_id: str, catalog_id: str) -> StreamKey:
         """The stream decisions write to now: the catalog at the control plane's current history epoch."""
         return current_stream(self.control_db, tenant_id, catalog_id)
 

@@ -39,8 +39,8 @@ from prw_platform.db.database import Connection, Database
 from prw_platform.product import scopes
 from prw_platform.product.rebuild import ProductRebuild, RebuildResult
 from prw_platform.product.rebuild.service import ProgressCallback
-from prw_platform.resolver import outbox
 from prw_platform.resolver.catalogs import fence_restored_stream
+from prw_platform.resolver.stream import outbox
 
 
 class FenceRefused(Exception):

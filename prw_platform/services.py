@@ -24,24 +24,15 @@ from prw_platform.auth.tokens import IssuedToken
 from prw_platform.fencing import FenceRefused, FenceResult
 from prw_platform.operations import AdminReads
 from prw_platform.plugins import UnknownAdapterVersion
-from prw_platform.product.catalog import DEFAULT_CATALOG_ID, DEFAULT_TENANT_ID, PublicCatalog
-from prw_platform.product.class_queries import (
+from prw_platform.product.consumer.driver import ProductApply
+from prw_platform.product.public.catalog import DEFAULT_CATALOG_ID, DEFAULT_TENANT_ID, PublicCatalog
+from prw_platform.product.public.classes import (
     ClassDetail,
     ClassPage,
     serialize_class,
     serialize_class_page,
 )
-from prw_platform.product.consumer.driver import ProductApply
-from prw_platform.product.merchant_queries import (
-    ItemListings,
-    MerchantDetail,
-    MerchantPage,
-    serialize_item_listings,
-    serialize_merchant,
-    serialize_merchant_page,
-)
-from prw_platform.product.pictures import PictureBytes, PictureLinks
-from prw_platform.product.queries import (
+from prw_platform.product.public.items import (
     DEFAULT_PAGE_SIZE,
     MAX_FACETS,
     MAX_PAGE_SIZE,
@@ -55,14 +46,23 @@ from prw_platform.product.queries import (
     serialize_page,
     serialize_source,
 )
-from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
-from prw_platform.product.rebuild import RebuildFailed, RebuildResult
-from prw_platform.product.shipping import (
+from prw_platform.product.public.merchants import (
+    ItemListings,
+    MerchantDetail,
+    MerchantPage,
+    serialize_item_listings,
+    serialize_merchant,
+    serialize_merchant_page,
+)
+from prw_platform.product.public.pictures import PictureBytes, PictureLinks
+from prw_platform.product.public.shipping import (
     MAX_BASKET_LINES,
     BasketLine,
     ShippingEvaluation,
     serialize_evaluation,
 )
+from prw_platform.product.ratelimit import RateLimiter, TokenBucketLimiter
+from prw_platform.product.rebuild import RebuildFailed, RebuildResult
 from prw_platform.provisioning import CatalogProvisioning, CatalogSpec, ProvisionedCatalog, SourceSpec
 from prw_platform.queues.operations import (
     DeadLetterOperations,
@@ -94,7 +94,9 @@ from prw_platform.resolver.decisions import (
     SetReleasePolicy,
     ShippingPolicySpec,
 )
-from prw_platform.resolver.exports import MAX_EXPORT_LIMIT, ExportPage, ExportService
+from prw_platform.resolver.exports.events import MAX_EXPORT_LIMIT, ExportPage, ExportService
+from prw_platform.resolver.exports.snapshots import AGGREGATES as EXPORT_AGGREGATES
+from prw_platform.resolver.exports.snapshots import ExportSnapshot, ExportView, SnapshotExports
 from prw_platform.resolver.files.lifecycle import STATES as FILE_STATES
 from prw_platform.resolver.files.service import (
     KEEP,
@@ -146,7 +148,6 @@ from prw_platform.resolver.intake.workers import (
     Registered,
     WorkerPolicy,
 )
-from prw_platform.resolver.relay import Relay
 from prw_platform.resolver.resolution.batch import ResolutionConsumer
 from prw_platform.resolver.resolution.dry_run import AUTO, DryRun, DryRunRequest
 from prw_platform.resolver.resolution.matching import (
@@ -156,7 +157,6 @@ from prw_platform.resolver.resolution.matching import (
     RankedRecord,
     Record,
 )
-from prw_platform.resolver.retention import PruneReport, RetentionStatus
 from prw_platform.resolver.review import (
     Candidate,
     CaseSummary,
@@ -169,8 +169,8 @@ from prw_platform.resolver.review import (
     ReviewPage,
     ReviewQueue,
 )
-from prw_platform.resolver.snapshots import AGGREGATES as EXPORT_AGGREGATES
-from prw_platform.resolver.snapshots import ExportSnapshot, ExportView, SnapshotExports
+from prw_platform.resolver.stream.relay import Relay
+from prw_platform.resolver.stream.retention import PruneReport, RetentionStatus
 
 __all__ = [
     "AUTO",

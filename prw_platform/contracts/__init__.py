@@ -48,6 +48,7 @@ from prw_platform.contracts.payloads import (
     utc_timestamp,
 )
 from prw_platform.contracts.schemas import SchemaViolation, load_schema, validate
+from prw_platform.contracts.streams import StreamKey
 from prw_platform.contracts.vocabulary import (
     CATALOG_ITEM,
     ITEM_PICTURES,
@@ -111,6 +112,7 @@ __all__ = [
     "SchemaViolation",
     "ShippingPolicyPayload",
     "ShippingRate",
+    "StreamKey",
     "decimal_string",
     "load_schema",
     "utc_timestamp",

@@ -28,6 +28,7 @@ from typing import Any, Final, Protocol
 import httpx
 
 from prw_platform.clock import Clock, utc_now
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Database
 from prw_platform.product import progress
 from prw_platform.product.consumer.apply import apply_events
@@ -41,13 +42,6 @@ log = logging.getLogger(__name__)
 #: Events asked for per export page (the resolver serves at most 1,000).
 EXPORT_PAGE: Final = 500
 EXPORTS_READ: Final = "exports:read"
-
-
-@dataclass(frozen=True, slots=True)
-class StreamKey:
-    tenant_id: str
-    catalog_id: str
-    history_epoch: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,9 @@ from typing import Any
 
 from prw_platform.contracts import EventPayload, ReleasePayload
 from prw_platform.db.database import Connection
-from prw_platform.product import public_store
 from prw_platform.product.events import ProductEvent
-from prw_platform.product.public_fields import (
+from prw_platform.product.public import store as public_store
+from prw_platform.product.public.fields import (
     public_class_fields,
     public_item_fields,
     public_listing_fields,
@@ -25,7 +25,7 @@ from prw_platform.product.public_fields import (
     public_pictures_fields,
     public_policy_fields,
 )
-from prw_platform.product.public_rows import PublicItem, PublicListing, PublicMerchant
+from prw_platform.product.public.rows import PublicItem, PublicListing, PublicMerchant
 from prw_platform.product.scopes import ProjectedScope
 
 

@@ -19,9 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Database
 from prw_platform.product import progress
-from prw_platform.product.gaps import ExportUnavailable, StreamKey
+from prw_platform.product.gaps import ExportUnavailable
 from prw_platform.product.progress import LIVE_CONSUMER, UnreportedProgress
 
 log = logging.getLogger(__name__)

@@ -18,10 +18,10 @@ from typing import Literal
 from psycopg.rows import class_row, scalar_row
 
 from prw_platform.clock import Clock, utc_now
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection, Database, affected_rows
 from prw_platform.epochs import current_epoch, ensure_epoch, issue_epoch
-from prw_platform.resolver.decisions.commands import StreamRef
-from prw_platform.resolver.decisions.stream import fence_catalog, open_cursor
+from prw_platform.resolver.stream.cursor import fence_catalog, open_cursor
 
 ReleasePolicy = Literal["automatic", "manual"]
 
@@ -56,7 +56,7 @@ class CatalogSpec:
 
 @dataclass(frozen=True, slots=True)
 class ProvisionedCatalog:
-    stream: StreamRef
+    stream: StreamKey
     release_policy: ReleasePolicy
     sources: tuple[str, ...]
     #: True when this call opened the stream cursor (a new catalog, or a new history epoch).
@@ -68,7 +68,7 @@ def provision_catalog(
 ) -> ProvisionedCatalog:
     """Create or update the tenant, catalog and sources, and open the stream at the current epoch."""
     epoch = ensure_epoch(control, spec.tenant_id, spec.catalog_id)
-    stream = StreamRef(spec.tenant_id, spec.catalog_id, epoch.epoch_id)
+    stream = StreamKey(spec.tenant_id, spec.catalog_id, epoch.epoch_id)
 
     def work(conn: Connection) -> bool:
         conn.execute(
@@ -87,7 +87,7 @@ def provision_catalog(
         opened = open_cursor(conn, stream, now)
         # AW-03 "Prune": the stream's retention row and the product's live consumer, from the first event on.
         # (Imported here: retention's errors live in the intake package, which imports this module.)
-        from prw_platform.resolver import retention
+        from prw_platform.resolver.stream import retention
 
         retention.open_stream(conn, stream, now)
         return opened
@@ -104,20 +104,20 @@ def fence_restored_stream(
     reason: str,
     *,
     clock: Clock = utc_now,
-) -> tuple[list[str], StreamRef]:
+) -> tuple[list[str], StreamKey]:
     """if_projection_bootstrap "Fence restored history", the resolver's part: fence every cursor of the catalog
     in this (restored) database first (old writers stop: HISTORY_EPOCH_FENCED), then issue a NEW epoch in the
     control plane, which lives outside the restored database, then open the new epoch's cursor at position 0 with
     its retention row and live consumer (writers resume on the new epoch). Old events are abandoned, never
     relabeled: the outbox keeps them under their own epoch. Returns the fenced epochs and the new stream."""
     # (Imported here: retention's errors live in the intake package, which imports this module.)
-    from prw_platform.resolver import retention
+    from prw_platform.resolver.stream import retention
 
     fenced = resolver.run(
         lambda conn: fence_catalog(conn, tenant_id, catalog_id, clock()), tenant_id=tenant_id
     )
     epoch = issue_epoch(control, tenant_id, catalog_id, reason)
-    stream = StreamRef(tenant_id, catalog_id, epoch.epoch_id)
+    stream = StreamKey(tenant_id, catalog_id, epoch.epoch_id)
 
     def open_new(conn: Connection) -> None:
         now = clock()
@@ -235,9 +235,9 @@ def send_release_policy(conn: Connection, tenant_id: str, catalog_id: str) -> Ca
     return policy
 
 
-def current_stream(control: Database, tenant_id: str, catalog_id: str) -> StreamRef:
+def current_stream(control: Database, tenant_id: str, catalog_id: str) -> StreamKey:
     """The stream decisions write to now: the catalog at the control plane's current history epoch."""
     epoch = current_epoch(control, tenant_id, catalog_id)
     if epoch is None:
         raise StreamNotProvisioned(f"no history epoch for {tenant_id}/{catalog_id}")
-    return StreamRef(tenant_id, catalog_id, epoch.epoch_id)
+    return StreamKey(tenant_id, catalog_id, epoch.epoch_id)

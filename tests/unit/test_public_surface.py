@@ -97,7 +97,7 @@ def test_the_contract_holds_for_the_edges_as_they_are(graph: grimp.ImportGraph) 
 @pytest.mark.parametrize(
     ("importer", "internal"),
     [
-        ("prw_cli.commands.worker", "prw_platform.resolver.relay"),
+        ("prw_cli.commands.worker", "prw_platform.resolver.stream.relay"),
         ("prw_api.intake.routes.captures", "prw_platform.db.database"),
         ("prw_orchestration.defs.state", "prw_platform.product.reports"),
     ],

@@ -233,7 +233,7 @@ def insert(conn, table_suffix):
     conn.execute("COPY resolver.artifact (sha256) FROM STDIN")
     conn.execute("select 1 from Resolver.Tenant")
     conn.execute("SELECT resolver.next_position(%s)", (1,))
-    log.info("see prw_platform.product.queries for the serializer")
+    log.info("see prw_platform.product.public.items for the serializer")
 '''
 
 

@@ -1,4 +1,4 @@
-"""Response bodies of the product origin: the public contract of ``prw_platform.product.queries.serialize_item``
+"""Response bodies of the product origin: the public contract of ``prw_platform.product.public.items.serialize_item``
 and ``serialize_page`` (docs/events.md "Public item fields", "Public listing fields").
 
 The routes return the serializer's documents as they are (no per-request validation: it cost more than the

@@ -16,8 +16,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
 from prw_platform.db.database import Connection, Database
-from prw_platform.product import public_store
 from prw_platform.product.consumer import inbox, merchant_projection, picture_projection, projection
+from prw_platform.product.public import store as public_store
 from prw_platform.product.rebuild import records
 from prw_platform.product.rebuild.records import RebuildRecord
 from prw_platform.product.scopes import ProjectedScope, find_scope

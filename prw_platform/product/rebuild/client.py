@@ -25,7 +25,8 @@ from typing import Any, Final, Protocol
 
 import httpx
 
-from prw_platform.product.gaps import ExportedPage, ExportUnavailable, HttpExportSource, StreamKey
+from prw_platform.contracts import StreamKey
+from prw_platform.product.gaps import ExportedPage, ExportUnavailable, HttpExportSource
 
 #: if_projection_bootstrap Retries: "Exponential backoff with full jitter (base 1 s, cap 5 min, max 8 attempts)".
 BACKOFF_BASE_SECONDS: Final = 1.0

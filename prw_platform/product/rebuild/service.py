@@ -43,6 +43,7 @@ from typing import Final
 import psycopg
 
 from prw_platform.clock import Clock, utc_now
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection, Database
 from prw_platform.product import progress
 from prw_platform.product.consumer import inbox
@@ -50,7 +51,7 @@ from prw_platform.product.consumer.apply import ShadowTarget, apply_events, deli
 from prw_platform.product.consumer.outcomes import DeliveryResult
 from prw_platform.product.errors import RejectedDelivery
 from prw_platform.product.events import ProductEvent, parse_delivery
-from prw_platform.product.gaps import ExportSource, StreamKey, close_gap
+from prw_platform.product.gaps import ExportSource, close_gap
 from prw_platform.product.rebuild import records
 from prw_platform.product.rebuild.cleanup import (
     CLEANUP_CHUNK_ROWS,

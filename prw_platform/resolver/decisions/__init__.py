@@ -5,6 +5,7 @@ runs it inside a caller's transaction (the resolution consumer commits its inbox
 """
 
 from prw_platform.clock import Clock, utc_now
+from prw_platform.contracts import StreamKey
 from prw_platform.resolver.decisions.catalog_decisions import (
     AuthorizeRelease,
     ItemRetired,
@@ -25,7 +26,6 @@ from prw_platform.resolver.decisions.commands import (
     ListingObservation,
     MapListing,
     OpenReviewCase,
-    StreamRef,
 )
 from prw_platform.resolver.decisions.errors import (
     CaseNotFound,
@@ -110,9 +110,9 @@ __all__ = [
     "ShippingPolicySpec",
     "SourceNotInCatalog",
     "StaleCaseRevision",
+    "StreamKey",
     "StreamLocator",
     "StreamNotOpen",
-    "StreamRef",
     "apply_decision",
     "decide",
     "find_decision_by_key",

@@ -23,12 +23,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from prw_platform.clock import Clock
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection
 
 # catalogs owns resolver.catalog; imported as a module: it imports this package in turn.
 from prw_platform.resolver import catalogs
 from prw_platform.resolver.decisions import facts, releases
-from prw_platform.resolver.decisions.commands import EventRef, StreamRef
+from prw_platform.resolver.decisions.commands import EventRef
 from prw_platform.resolver.decisions.errors import (
     CatalogNotFound,
     IdempotencyConflict,
@@ -44,7 +45,7 @@ from prw_platform.resolver.decisions.records import (
     new_decision_id,
     request_fingerprint,
 )
-from prw_platform.resolver.decisions.stream import append_events, lock_cursor
+from prw_platform.resolver.stream.cursor import append_events, lock_cursor
 
 if TYPE_CHECKING:
     from prw_platform.resolver.catalogs import ReleasePolicy
@@ -131,7 +132,7 @@ class ReleasePolicyChange:
 
 
 def authorize_release(
-    conn: Connection, cmd: AuthorizeRelease, stream: StreamRef, *, clock: Clock
+    conn: Connection, cmd: AuthorizeRelease, stream: StreamKey, *, clock: Clock
 ) -> ReleaseAuthorized:
     """AW-01 for a release, inside the caller's transaction (``app.tenant_id`` = the stream's tenant)."""
     cursor = lock_cursor(conn, stream)
@@ -189,7 +190,7 @@ def authorize_release(
     return _release_of(record, replayed=False)
 
 
-def retire_item(conn: Connection, cmd: RetireItem, stream: StreamRef, *, clock: Clock) -> ItemRetired:
+def retire_item(conn: Connection, cmd: RetireItem, stream: StreamKey, *, clock: Clock) -> ItemRetired:
     """AW-01 for a retirement, inside the caller's transaction (``app.tenant_id`` = the stream's tenant)."""
     cursor = lock_cursor(conn, stream)
     fingerprint = request_fingerprint(cmd)
@@ -229,7 +230,7 @@ def retire_item(conn: Connection, cmd: RetireItem, stream: StreamRef, *, clock: 
 
 
 def _automatic_removal(
-    conn: Connection, stream: StreamRef, retired: facts.ItemState
+    conn: Connection, stream: StreamKey, retired: facts.ItemState
 ) -> releases.Release | None:
     """docs/events.md: an automatic catalog publishes the retirement in the decision's transaction."""
     if current_policy(conn, stream.tenant_id, stream.catalog_id) != releases.AUTOMATIC:
@@ -239,7 +240,7 @@ def _automatic_removal(
 
 
 def set_release_policy(
-    conn: Connection, cmd: SetReleasePolicy, stream: StreamRef, *, clock: Clock
+    conn: Connection, cmd: SetReleasePolicy, stream: StreamKey, *, clock: Clock
 ) -> ReleasePolicyChange:
     """The switch under the cursor lock, so every decision of the stream commits under one policy or the other.
     It writes no event: the product service sees releases, not policies."""
@@ -341,7 +342,7 @@ def _unreleased(
 
 
 def _replayed(
-    conn: Connection, stream: StreamRef, cmd: CatalogCommand, fingerprint: str
+    conn: Connection, stream: StreamKey, cmd: CatalogCommand, fingerprint: str
 ) -> DecisionRecord | None:
     if cmd.idempotency_key is None:
         return None
@@ -353,7 +354,7 @@ def _replayed(
 
 def _record(
     decision_id: str,
-    stream: StreamRef,
+    stream: StreamKey,
     cmd: CatalogCommand,
     fingerprint: str,
     now: datetime,

@@ -14,19 +14,11 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal
 
+from prw_platform.contracts import StreamKey
 from prw_platform.plugins.types import Availability, NormalizedAttribute
 from prw_platform.resolver.decisions.identifiers import identifier_keys
 
 _ACTOR = re.compile(r"^(rule|reviewer|operator):\S+$")
-
-
-@dataclass(frozen=True, slots=True)
-class StreamRef:
-    """One accepted-change stream: positions are contiguous within it (INV-03)."""
-
-    tenant_id: str
-    catalog_id: str
-    history_epoch: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +184,7 @@ class EventRef:
 class DecisionResult:
     decision_id: str
     action: str
-    stream: StreamRef
+    stream: StreamKey
     events: tuple[EventRef, ...]
     item_id: str | None = None
     listing_id: str | None = None

@@ -25,8 +25,9 @@ from prw_platform.contracts import (
     EventPayload,
     MappingPayload,
     ProductClassDeletedPayload,
+    StreamKey,
 )
-from prw_platform.resolver.decisions.commands import EventRef, StreamRef
+from prw_platform.resolver.decisions.commands import EventRef
 from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
 from prw_platform.resolver.decisions.merchants import MerchantSourceState, MerchantState, ShippingPolicyState
 from prw_platform.resolver.decisions.releases import Release
@@ -38,7 +39,7 @@ class EventBatch:
 
     def __init__(
         self,
-        stream: StreamRef,
+        stream: StreamKey,
         committed_position: int,
         decision_id: str,
         accepted_at: datetime,

@@ -15,10 +15,11 @@ from datetime import datetime
 from typing import Any
 
 from prw_platform.clock import Clock, utc_now
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection, Database
 from prw_platform.resolver import catalogs
 from prw_platform.resolver.decisions import catalog_decisions, merchants, releases
-from prw_platform.resolver.decisions.commands import DecisionResult, StreamRef
+from prw_platform.resolver.decisions.commands import DecisionResult
 from prw_platform.resolver.decisions.errors import MerchantNotFound, SourceNotInCatalog
 from prw_platform.resolver.decisions.events import EventBatch
 from prw_platform.resolver.decisions.merchants import (
@@ -29,9 +30,9 @@ from prw_platform.resolver.decisions.merchants import (
     ShippingPolicyState,
 )
 from prw_platform.resolver.decisions.records import DecisionRecord, insert_decision, new_decision_id
-from prw_platform.resolver.decisions.stream import append_events, lock_cursor
+from prw_platform.resolver.stream.cursor import append_events, lock_cursor
 
-StreamLocator = Callable[[str, str], StreamRef]
+StreamLocator = Callable[[str, str], StreamKey]
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class MerchantService:
     ) -> DecisionResult | None:
         """Create the merchant, or accept its new name / URL (revision + 1); None when nothing changes."""
 
-        def plan(conn: Connection, stream: StreamRef) -> _Change | None:
+        def plan(conn: Connection, stream: StreamKey) -> _Change | None:
             current = merchants.get_merchant(conn, tenant_id, spec.merchant_id)
             merchant = merchants.next_merchant(current, catalog_id, spec)
             if merchant is None:
@@ -91,7 +92,7 @@ class MerchantService:
     ) -> DecisionResult | None:
         """The source's listings are ``merchant_id``'s offers from now on; None when they already are."""
 
-        def plan(conn: Connection, stream: StreamRef) -> _Change | None:
+        def plan(conn: Connection, stream: StreamKey) -> _Change | None:
             if catalogs.source_catalog(conn, tenant_id, source_id) != catalog_id:
                 raise SourceNotInCatalog(f"source {source_id} is not a source of catalog {catalog_id}")
             merchant = _merchant_of_catalog(conn, tenant_id, catalog_id, merchant_id)
@@ -116,7 +117,7 @@ class MerchantService:
     ) -> DecisionResult | None:
         """Accept the merchant's shipping policy (it replaces the previous one); None when it is the current one."""
 
-        def plan(conn: Connection, stream: StreamRef) -> _Change | None:
+        def plan(conn: Connection, stream: StreamKey) -> _Change | None:
             merchant = _merchant_of_catalog(conn, tenant_id, catalog_id, spec.merchant_id)
             current = merchants.get_policy(conn, tenant_id, spec.merchant_id)
             policy = merchants.next_policy(current, catalog_id, spec)
@@ -140,7 +141,7 @@ class MerchantService:
         catalog_id: str,
         actor: str,
         rationale: str,
-        plan: Callable[[Connection, StreamRef], _Change | None],
+        plan: Callable[[Connection, StreamKey], _Change | None],
     ) -> DecisionResult | None:
         if not actor.startswith("operator:") or len(actor) == len("operator:"):
             raise ValueError(f"merchants are provisioned by an operator (operator:<id>), not {actor!r}")
@@ -202,7 +203,7 @@ def _merchant_of_catalog(
     return merchant
 
 
-def _automatic_release(conn: Connection, stream: StreamRef, change: _Change) -> releases.Release | None:
+def _automatic_release(conn: Connection, stream: StreamKey, change: _Change) -> releases.Release | None:
     """docs/events.md: an automatic catalog publishes, in the decision's transaction, what the decision changed."""
     if catalogs.release_policy(conn, stream.tenant_id, stream.catalog_id) != releases.AUTOMATIC:
         return None

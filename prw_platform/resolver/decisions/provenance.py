@@ -10,9 +10,9 @@ from datetime import datetime
 from typing import Any
 
 from prw_platform.db.database import Connection
-from prw_platform.resolver import outbox
 from prw_platform.resolver.decisions.commands import EventRef
 from prw_platform.resolver.decisions.records import DecisionRecord, get_decision
+from prw_platform.resolver.stream import outbox
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg.types.json import Jsonb
 
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection
-from prw_platform.resolver.decisions.commands import DecisionResult, EventRef, StreamRef
+from prw_platform.resolver.decisions.commands import DecisionResult, EventRef
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class DecisionRecord:
     decision_id: str
-    stream: StreamRef
+    stream: StreamKey
     action: str
     actor: str
     rationale: str
@@ -124,7 +125,7 @@ def _record(row: dict[str, Any]) -> DecisionRecord:
     effects = row["effects"]
     return DecisionRecord(
         decision_id=row["decision_id"],
-        stream=StreamRef(row["tenant_id"], row["catalog_id"], row["history_epoch"]),
+        stream=StreamKey(row["tenant_id"], row["catalog_id"], row["history_epoch"]),
         action=row["action"],
         actor=row["actor"],
         rationale=row["rationale"],

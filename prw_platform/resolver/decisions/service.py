@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from prw_platform.clock import Clock, utc_now
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection, Database
 from prw_platform.plugins.types import AttributeDefinition
 
@@ -46,7 +47,6 @@ from prw_platform.resolver.decisions.commands import (
     ListingObservation,
     MapListing,
     OpenReviewCase,
-    StreamRef,
 )
 from prw_platform.resolver.decisions.errors import (
     CaseNotFound,
@@ -73,11 +73,11 @@ from prw_platform.resolver.decisions.review import (
     read_case,
     to_command,
 )
-from prw_platform.resolver.decisions.stream import append_events, send_lock_cursor
+from prw_platform.resolver.stream.cursor import append_events, send_lock_cursor
 
 Definitions = Mapping[str, AttributeDefinition]
 #: (tenant_id, catalog_id) -> the stream decisions write to now (the catalog at its current history epoch).
-StreamLocator = Callable[[str, str], StreamRef]
+StreamLocator = Callable[[str, str], StreamKey]
 #: (conn, tenant_id, capture_id, now): a human decision on the capture's case committed, in its transaction
 #: (the composition root binds intake's receipts: in_review -> accepted; intake imports this package).
 CaseDecided = Callable[[Connection, str, str, datetime], None]
@@ -172,7 +172,7 @@ class DecisionService:
             lambda conn: decision_detail(conn, tenant_id, decision_id), tenant_id=tenant_id, read_only=True
         )
 
-    def _catalog_stream(self, tenant_id: str, catalog_id: str) -> StreamRef:
+    def _catalog_stream(self, tenant_id: str, catalog_id: str) -> StreamKey:
         """The catalog's stream; an unknown catalog is NOT_FOUND before the control plane is asked."""
         self._db.run(
             lambda conn: catalog_decisions.current_policy(conn, tenant_id, catalog_id),
@@ -182,7 +182,7 @@ class DecisionService:
         return self.streams(tenant_id, catalog_id)
 
     def _run_catalog_decision(
-        self, stream: StreamRef, key: str | None, work: Callable[[Connection], _Outcome]
+        self, stream: StreamKey, key: str | None, work: Callable[[Connection], _Outcome]
     ) -> _Outcome:
         def committed(conn: Connection) -> _Outcome | None:
             # if_db: after an ambiguous commit, the key tells whether the first attempt committed.
@@ -233,7 +233,7 @@ class _Plan:
 def decide(
     cmd: Command,
     db: Database,
-    stream: StreamRef,
+    stream: StreamKey,
     *,
     clock: Clock = utc_now,
     definitions: Definitions | None = None,
@@ -246,7 +246,7 @@ def decide(
 
 
 def _run(
-    db: Database, cmd: Command, stream: StreamRef, work: Callable[[Connection], DecisionResult]
+    db: Database, cmd: Command, stream: StreamKey, work: Callable[[Connection], DecisionResult]
 ) -> DecisionResult:
     key = cmd.idempotency_key
     verify: Callable[[Connection], DecisionResult | None] | None = None
@@ -264,7 +264,7 @@ def _run(
 def apply_decision(
     conn: Connection,
     cmd: Command,
-    stream: StreamRef,
+    stream: StreamKey,
     *,
     clock: Clock = utc_now,
     definitions: Definitions | None = None,
@@ -372,7 +372,7 @@ class _ObservationReads:
 
 
 def _send_observation_reads(
-    conn: Connection, cmd: CreateItemAndMap | MapListing | OpenReviewCase, stream: StreamRef
+    conn: Connection, cmd: CreateItemAndMap | MapListing | OpenReviewCase, stream: StreamKey
 ) -> _ObservationReads:
     tenant, obs = stream.tenant_id, cmd.listing
     return _ObservationReads(
@@ -389,7 +389,7 @@ def _send_observation_reads(
 
 
 def _send_target_reads(
-    conn: Connection, stream: StreamRef, new_item: ItemFacts | None, item_id: str | None
+    conn: Connection, stream: StreamKey, new_item: ItemFacts | None, item_id: str | None
 ) -> _TargetReads:
     tenant = stream.tenant_id
     if new_item is not None:
@@ -410,7 +410,7 @@ def _send_target_reads(
 
 def _plan(
     cmd: CreateItemAndMap | MapListing | OpenReviewCase,
-    stream: StreamRef,
+    stream: StreamKey,
     decision_id: str,
     definitions: Definitions | None,
     reads: _ObservationReads,
@@ -445,7 +445,7 @@ def _plan(
 
 
 def _plan_case_decision(
-    conn: Connection, cmd: DecideCase, stream: StreamRef, decision_id: str, definitions: Definitions | None
+    conn: Connection, cmd: DecideCase, stream: StreamKey, decision_id: str, definitions: Definitions | None
 ) -> _Plan:
     tenant = stream.tenant_id
     case = cases.take_case_revision(conn, tenant, cmd.case_id, cmd.expected_revision)
@@ -494,7 +494,7 @@ def _plan_case_decision(
     return plan
 
 
-def _observe(stream: StreamRef, obs: ListingObservation, reads: _ObservationReads) -> _Plan:
+def _observe(stream: StreamKey, obs: ListingObservation, reads: _ObservationReads) -> _Plan:
     if reads.source_catalog() != stream.catalog_id:
         raise SourceNotInCatalog(f"source {obs.source_id} is not a source of catalog {stream.catalog_id}")
     current = reads.listing()
@@ -503,7 +503,7 @@ def _observe(stream: StreamRef, obs: ListingObservation, reads: _ObservationRead
 
 
 def _create_item(
-    stream: StreamRef, plan: _Plan, item: ItemFacts, definitions: Definitions | None, reads: _TargetReads
+    stream: StreamKey, plan: _Plan, item: ItemFacts, definitions: Definitions | None, reads: _TargetReads
 ) -> None:
     invariants.check_attributes(item.attributes, definitions)
     assert reads.item_id is not None
@@ -538,7 +538,7 @@ def _map(plan: _Plan, reads: _TargetReads, previous: MappingState | None, decisi
 
 
 def _release(
-    conn: Connection, stream: StreamRef, plan: _Plan, policy: catalogs.ReleasePolicy
+    conn: Connection, stream: StreamKey, plan: _Plan, policy: catalogs.ReleasePolicy
 ) -> releases.Release | None:
     """docs/events.md: an automatic catalog publishes, in the decision's transaction, what the decision changed."""
     if policy != releases.AUTOMATIC:

@@ -13,16 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection
 from prw_platform.resolver import catalogs
 from prw_platform.resolver.decisions import releases
-from prw_platform.resolver.decisions.commands import StreamRef
 from prw_platform.resolver.decisions.events import EventBatch
 from prw_platform.resolver.decisions.records import DecisionRecord, insert_decision, new_decision_id
-from prw_platform.resolver.decisions.stream import LockedCursor, append_events, lock_cursor
 from prw_platform.resolver.files import published, records
+from prw_platform.resolver.stream.cursor import LockedCursor, append_events, lock_cursor
 
-StreamLocator = Callable[[str, str], StreamRef]
+StreamLocator = Callable[[str, str], StreamKey]
 
 __all__ = ["LockedCursor", "StreamLocator", "lock_stream", "publish"]
 
@@ -31,14 +31,14 @@ SAVE_PRODUCT_CLASS = "save_product_class"
 DELETE_PRODUCT_CLASS = "delete_product_class"
 
 
-def lock_stream(conn: Connection, stream: StreamRef) -> LockedCursor:
+def lock_stream(conn: Connection, stream: StreamKey) -> LockedCursor:
     """AW-01: the first statement of the record transaction."""
     return lock_cursor(conn, stream)
 
 
 def publish(
     conn: Connection,
-    stream: StreamRef,
+    stream: StreamKey,
     cursor: LockedCursor,
     *,
     action: str,

@@ -4,7 +4,7 @@ revision, built from the saved records and their files' content addresses.
 
 The product service never reads the resolver's tables: a picture travels as its managed file id, its content
 address in the managed asset store (``sha256``: the object key ``<bucket>/<tenant>/<sha256>``), its media type and
-size, and the product API serves the bytes from the store by that address (``prw_platform.product.pictures``).
+size, and the product API serves the bytes from the store by that address (``prw_platform.product.public.pictures``).
 """
 
 from __future__ import annotations

@@ -29,11 +29,10 @@ from typing import TypeVar
 import httpx
 
 from prw_platform.clock import Clock
-from prw_platform.contracts import ITEM_PICTURES, PRODUCT_CLASS
+from prw_platform.contracts import ITEM_PICTURES, PRODUCT_CLASS, StreamKey
 from prw_platform.db.database import Connection, Database
 from prw_platform.queues import Queue
 from prw_platform.resolver.catalogs import release_policy
-from prw_platform.resolver.decisions.commands import StreamRef
 from prw_platform.resolver.decisions.facts import get_item
 from prw_platform.resolver.files import publication, records, store
 from prw_platform.resolver.files.dimensions import picture_size
@@ -238,7 +237,7 @@ class CatalogFiles:
             self._abandon(tenant_id, list(prepared.values()), actor)
             raise
 
-    def _stream(self, tenant_id: str, catalog_id: str) -> StreamRef:
+    def _stream(self, tenant_id: str, catalog_id: str) -> StreamKey:
         if self._streams is None:
             raise RuntimeError("this service has no stream locator: it cannot publish saves")
         return self._streams(tenant_id, catalog_id)
@@ -479,7 +478,7 @@ class CatalogFiles:
     @staticmethod
     def _publish_class(
         conn: Connection,
-        stream: StreamRef,
+        stream: StreamKey,
         cursor: publication.LockedCursor,
         class_id: str,
         actor: str,

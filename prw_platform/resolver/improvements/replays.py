@@ -49,12 +49,12 @@ from prw_platform.contracts import (
     ResolutionJob,
     ResolutionReplay,
     SchemaViolation,
+    StreamKey,
 )
 from prw_platform.db.database import Connection, Database
 from prw_platform.db.errors import DatabaseUnavailable
 from prw_platform.plugins import PluginRegistry, UnknownAdapterVersion, UnknownProfileVersion
 from prw_platform.queues import OutgoingMessage, Queue, Received
-from prw_platform.resolver.decisions.commands import StreamRef
 from prw_platform.resolver.improvements import replay_store, store
 from prw_platform.resolver.improvements.errors import (
     EmptySelection,
@@ -166,7 +166,7 @@ class ReplayService:
                 return ReplayRequested(running, resumed=True), captures
             if not captures:
                 raise EmptySelection(f"the selection of {improvement_id} matches no stored capture now")
-            stream: StreamRef = self._streams(tenant_id, improvement.catalog_id)
+            stream: StreamKey = self._streams(tenant_id, improvement.catalog_id)
             replay = replay_store.Replay(
                 tenant_id=tenant_id,
                 catalog_id=improvement.catalog_id,
@@ -387,7 +387,7 @@ class ReplayService:
         if last is None:
             return None
         group = last.attempt_group + 1
-        stream: StreamRef = self._streams(replay.tenant_id, replay.catalog_id)
+        stream: StreamKey = self._streams(replay.tenant_id, replay.catalog_id)
         return last.model_copy(
             update={
                 "job_id": ResolutionJob.make_job_id(replay.capture_id, EXTRACT_STAGE, group),

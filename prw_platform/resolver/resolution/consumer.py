@@ -64,7 +64,6 @@ from prw_platform.db.database import Connection
 from prw_platform.plugins import CaptureView
 from prw_platform.queues import MAX_RECEIVES_EXCEEDED
 from prw_platform.resolver.decisions import DecisionResult, apply_decision, find_decision_by_key
-from prw_platform.resolver.decisions.stream import lock_cursor
 from prw_platform.resolver.intake import jobs, receipts
 from prw_platform.resolver.intake.captures import CaptureRecord, load_capture
 from prw_platform.resolver.resolution.evidence import read_evidence
@@ -97,6 +96,7 @@ from prw_platform.resolver.resolution.results import (
     settle_inbox,
 )
 from prw_platform.resolver.resolution.services import ResolutionServices
+from prw_platform.resolver.stream.cursor import lock_cursor
 
 log = logging.getLogger(__name__)
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, cast, get_args
 
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection
 from prw_platform.plugins import (
     Availability,
@@ -43,7 +44,6 @@ from prw_platform.resolver.decisions import (
     ListingObservation,
     MapListing,
     OpenReviewCase,
-    StreamRef,
     find_item_by_identifiers,
 )
 from prw_platform.resolver.intake.captures import CaptureRecord
@@ -88,7 +88,7 @@ def idempotency_key(job_id: str) -> str:
 
 def resolve_identity(
     conn: Connection,
-    stream: StreamRef,
+    stream: StreamKey,
     job_id: str,
     capture: CaptureRecord,
     extraction: ExtractionRun,
@@ -162,7 +162,7 @@ def ask_rules(rules: Sequence[IdentityRule], evidence: IdentityEvidence) -> Rule
 
 
 def candidate_identity(
-    conn: Connection, stream: StreamRef, rules: Sequence[IdentityRule], listing: IdentityEvidence
+    conn: Connection, stream: StreamKey, rules: Sequence[IdentityRule], listing: IdentityEvidence
 ) -> tuple[tuple[Candidate, ...], RuledMatch | None]:
     """A listing no strong identifier settles: its ranked review-case candidates, and the first identity rule's
     verdict on them (None: a reviewer decides). ``prw eval matching`` measures exactly this path."""
@@ -196,7 +196,7 @@ def _map(
 
 def _create_or_review(
     conn: Connection,
-    stream: StreamRef,
+    stream: StreamKey,
     context: _Context,
     normalization: NormalizationRun,
     result: Normalization,

@@ -22,7 +22,7 @@ from prw_platform.auth import (
 from prw_platform.config import Settings
 from prw_platform.db.database import Database
 from prw_platform.queues.postgres import PostgresQueue
-from prw_platform.resolver.exports import ExportService
+from prw_platform.resolver.exports.events import ExportService
 from prw_platform.resolver.intake import (
     CollectorService,
     IntakeContext,

@@ -143,7 +143,7 @@ def test_running_the_demo_again_leaves_the_public_catalog_unchanged(platform: Pl
 
 
 def test_relay_crash_between_publish_and_mark_changes_nothing_in_the_projection(platform: Platform) -> None:
-    from prw_platform.resolver.relay import publish_to_queue, relay_batch
+    from prw_platform.resolver.stream.relay import publish_to_queue, relay_batch
     from prw_platform.runtime import Budget, run_stage
 
     run_demo(platform, drive=False)

@@ -21,9 +21,9 @@ from prw_platform.db import roles
 from prw_platform.db.database import Database
 from prw_platform.plugins import PluginRegistry, get_plugin_manager
 from prw_platform.plugins.query import QueryVocabulary
-from prw_platform.product.catalog import PublicCatalog
-from prw_platform.product.pictures import PictureLinks
-from prw_platform.product.queries import CursorCodec
+from prw_platform.product.public.catalog import PublicCatalog
+from prw_platform.product.public.items import CursorCodec
+from prw_platform.product.public.pictures import PictureLinks
 from prw_platform.queues import ACCEPTED_CHANGES, PostgresQueue
 from prw_platform.storage import FilesystemObjectStore
 from tests.e2e.product.catalog import CATALOG, PICTURE_BUCKET, TENANT, Catalog, build_catalog, store_pictures

@@ -27,8 +27,8 @@ from prw_api.product import create_app
 from prw_api.server import BackgroundServer
 from prw_platform.config import Settings
 from prw_platform.db.database import Connection, Database
-from prw_platform.product.catalog import PublicCatalog
-from prw_platform.product.queries import ItemDetail, ItemFilters, ItemPage
+from prw_platform.product.public.catalog import PublicCatalog
+from prw_platform.product.public.items import ItemDetail, ItemFilters, ItemPage
 from tests.e2e.product.catalog import CATALOG, TENANT, Catalog
 from tests.e2e.product.conftest import error_of
 

@@ -16,7 +16,7 @@ from prw_api.server import BackgroundServer
 from prw_platform.config import Settings
 from prw_platform.db import roles
 from prw_platform.db.database import Database
-from prw_platform.product.catalog import PublicCatalog
+from prw_platform.product.public.catalog import PublicCatalog
 from tests.e2e.product.catalog import CATALOG, TENANT
 from tests.e2e.product.conftest import error_of
 

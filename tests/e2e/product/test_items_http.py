@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 
 from prw_platform.db.database import Database
-from prw_platform.product.queries import get_public_item, serialize_item
+from prw_platform.product.public.items import get_public_item, serialize_item
 from prw_platform.storage import FilesystemObjectStore
 from tests.e2e.product.catalog import CATALOG, PRIVATE_MARKERS, TENANT, Catalog
 from tests.e2e.product.conftest import picture_links, served_catalog

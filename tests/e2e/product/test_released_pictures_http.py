@@ -20,7 +20,7 @@ import pytest
 from prw_platform.auth.keys import derived_secret
 from prw_platform.bootstrap import Platform, bootstrap
 from prw_platform.config import Settings
-from prw_platform.product.pictures import PictureLinks
+from prw_platform.product.public.pictures import PictureLinks
 from prw_platform.resolver.files import store as file_store
 from prw_platform.resolver.files.lifecycle import FileState
 from prw_platform.resolver.files.sources import UploadSource

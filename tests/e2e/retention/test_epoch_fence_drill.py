@@ -14,12 +14,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from prw_platform.contracts import StreamKey
 from prw_platform.epochs import current_epoch
 from prw_platform.fencing import EpochFencing
 from prw_platform.product import reports as product_reports
-from prw_platform.resolver.decisions import StreamRef
 from prw_platform.resolver.decisions.errors import HistoryEpochFenced
-from prw_platform.resolver.decisions.stream import lock_cursor
+from prw_platform.resolver.stream.cursor import lock_cursor
 from prw_platform.runtime import Budget, run_stage
 from tests.e2e.retention.test_product_rebuild_http import (  # noqa: F401 (the fixture)
     TENANT,
@@ -109,7 +109,7 @@ def test_restore_drill_fences_the_old_epoch_and_the_product_converges_on_the_new
     # Old workers can no longer commit with the old epoch.
     with pytest.raises(HistoryEpochFenced):
         platform.resolver_db.run(
-            lambda conn: lock_cursor(conn, StreamRef(TENANT, stream.catalog_id, old_epoch)), tenant_id=TENANT
+            lambda conn: lock_cursor(conn, StreamKey(TENANT, stream.catalog_id, old_epoch)), tenant_id=TENANT
         )
     # The product was rebuilt from restored state: the two lost items are gone from every public table.
     stream.epoch = new_epoch.epoch_id

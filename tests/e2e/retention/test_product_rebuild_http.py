@@ -29,10 +29,11 @@ from prw_api.server import BackgroundServer
 from prw_platform.auth import TokenSettings
 from prw_platform.bootstrap import Platform, bootstrap
 from prw_platform.config import Settings
+from prw_platform.contracts import StreamKey
 from prw_platform.product import progress
 from prw_platform.product.consumer.apply import ShadowTarget, apply_events
 from prw_platform.product.events import parse_delivery
-from prw_platform.product.gaps import HttpExportSource, StreamKey
+from prw_platform.product.gaps import HttpExportSource
 from prw_platform.product.rebuild import HttpSnapshotSource, ProductRebuild, RebuildFailed
 from prw_platform.product.scopes import find_scope, project_catalog
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec

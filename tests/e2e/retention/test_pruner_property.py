@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 
 from prw_platform.bootstrap import Platform, bootstrap
 from prw_platform.config import Settings
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec
-from prw_platform.resolver.decisions import StreamRef
 from prw_platform.resolver.intake.errors import ValidationFailed
-from prw_platform.resolver.retention import LIVE_CONSUMER, ExportExpired, advance_lease
+from prw_platform.resolver.stream.retention import LIVE_CONSUMER, ExportExpired, advance_lease
 
 EVENTS = 30
 AGE = timedelta(hours=1)
@@ -63,7 +63,7 @@ def harness(deployment_settings: Settings) -> Iterator[Harness]:
         yield Harness(platform, clock)
 
 
-def seed_stream(harness: Harness, published: list[int | None]) -> StreamRef:
+def seed_stream(harness: Harness, published: list[int | None]) -> StreamKey:
     """A fresh catalog whose stream holds EVENTS committed events; ``published[i]`` is how many minutes before
     the clock event i + 1 was published (None: not yet)."""
     catalog = f"cat_prop_{next(harness.catalogs)}"
@@ -96,7 +96,7 @@ def seed_stream(harness: Harness, published: list[int | None]) -> StreamRef:
     return stream
 
 
-def outbox(platform: Platform, stream: StreamRef) -> dict[int, datetime | None]:
+def outbox(platform: Platform, stream: StreamKey) -> dict[int, datetime | None]:
     with psycopg.connect(platform.urls.main) as conn:
         rows = conn.execute(
             """SELECT position, published_at FROM resolver.outbox

@@ -15,10 +15,10 @@ import pytest
 
 from prw_platform.bootstrap import Platform, bootstrap
 from prw_platform.config import Settings
+from prw_platform.contracts import StreamKey
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec
-from prw_platform.resolver.decisions import StreamRef
 from prw_platform.resolver.intake.errors import ValidationFailed
-from prw_platform.resolver.retention import LIVE_CONSUMER, ExportExpired
+from prw_platform.resolver.stream.retention import LIVE_CONSUMER, ExportExpired
 from prw_platform.runtime import Budget, drain, run_stage
 from tests.e2e.product.decisions import create_and_map
 
@@ -41,7 +41,7 @@ class MovableClock:
 class Deployment:
     platform: Platform
     clock: MovableClock
-    stream: StreamRef
+    stream: StreamKey
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ def decide(deployment: Deployment, items: int, start: int = 1) -> None:
         deployment.platform.decisions.decide(create_and_map(CATALOG, SOURCE, "keep", n), TENANT, CATALOG)
 
 
-def outbox_positions(platform: Platform, stream: StreamRef) -> list[int]:
+def outbox_positions(platform: Platform, stream: StreamKey) -> list[int]:
     with psycopg.connect(platform.urls.main) as conn:
         rows = conn.execute(
             """SELECT position FROM resolver.outbox WHERE tenant_id = %s AND catalog_id = %s
@@ -141,7 +141,7 @@ def test_a_lower_progress_report_is_ignored_and_logged(
     decide(deployment, 2)
     retention = deployment.platform.retention
     assert retention.report_progress(deployment.stream, LIVE_CONSUMER, 5).advanced
-    with caplog.at_level(logging.WARNING, logger="prw_platform.resolver.retention"):
+    with caplog.at_level(logging.WARNING, logger="prw_platform.resolver.stream.retention"):
         ack = retention.report_progress(deployment.stream, LIVE_CONSUMER, 3)
     assert (ack.acknowledged_position, ack.advanced) == (5, False)
     assert "below its acknowledged 5; ignored" in caplog.text

@@ -25,7 +25,7 @@ from prw_orchestration.resources import PlatformResource
 from prw_platform.bootstrap import Platform, bootstrap
 from prw_platform.config import Settings
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec
-from prw_platform.resolver.retention import LIVE_CONSUMER
+from prw_platform.resolver.stream.retention import LIVE_CONSUMER
 from prw_platform.runtime import Budget, run_stage
 from tests.e2e.product.decisions import create_and_map
 

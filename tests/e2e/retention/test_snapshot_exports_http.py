@@ -20,12 +20,12 @@ from prw_api import compose
 from prw_api.server import BackgroundServer
 from prw_platform.auth import TokenSettings
 from prw_platform.bootstrap import Platform, bootstrap
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Database
 from prw_platform.epochs import issue_epoch
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec
-from prw_platform.resolver.decisions import StreamRef
-from prw_platform.resolver.retention import LIVE_CONSUMER, RetentionStatus, RetentionUnavailable
-from prw_platform.resolver.snapshots import AGGREGATES, ExportLinks, SnapshotExports
+from prw_platform.resolver.exports.snapshots import AGGREGATES, ExportLinks, SnapshotExports
+from prw_platform.resolver.stream.retention import LIVE_CONSUMER, RetentionStatus, RetentionUnavailable
 from prw_platform.runtime import Budget, run_stage
 from prw_platform.services import COLLECTOR_SCOPES, PRODUCT_SCOPES, ClientSpec, ProvisionedClient
 from tests.e2e.product.decisions import create_and_map
@@ -67,7 +67,7 @@ class Deployment:
     source: str
     product: ProvisionedClient
     collector: ProvisionedClient
-    stream: StreamRef
+    stream: StreamKey
 
     def decide(self, items: int, start: int = 1) -> None:
         for n in range(start, start + items):

@@ -14,11 +14,11 @@ from prw_platform.db.database import Database
 from prw_platform.resolver.catalogs import write_release_policy
 from prw_platform.resolver.decisions import AuthorizeRelease, NothingToRelease
 from prw_platform.resolver.decisions.catalog_decisions import authorize_release, pending_releases
+from prw_platform.resolver.exports.snapshots import read_snapshot
 from prw_platform.resolver.files.errors import UnreadableSource
 from prw_platform.resolver.files.publication import StreamLocator
 from prw_platform.resolver.files.service import CatalogFiles
 from prw_platform.resolver.files.sources import UploadSource
-from prw_platform.resolver.snapshots import read_snapshot
 from prw_platform.storage.port import sha256_hex
 from tests.integration.files.conftest import ACTOR, Items, Rows, png, stream_locator
 from tests.integration.resolution.pipeline import CATALOG, TENANT

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from prw_platform.db import roles
 from prw_platform.db.database import Database
 from prw_platform.product.consumer import Outcome, apply_delivery
-from prw_platform.product.merchant_queries import list_public_merchants, serialize_merchant_page
 from prw_platform.product.progress import stream_progress
-from prw_platform.product.queries import get_public_item, list_public_items, serialize_item
+from prw_platform.product.public.items import get_public_item, list_public_items, serialize_item
+from prw_platform.product.public.merchants import list_public_merchants, serialize_merchant_page
 from prw_platform.product.scopes import project_catalog
 from tests.integration.product.conftest import PRODUCT_TABLES
 from tests.unit.product.stream import CATALOG, EPOCH, TENANT, StreamBuilder

@@ -26,10 +26,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from prw_platform.contracts import StreamKey
 from prw_platform.db import roles
 from prw_platform.db.database import Database
 from prw_platform.product.consumer import Outcome, apply_batch
-from prw_platform.product.gaps import ExportedPage, StreamKey, close_gap
+from prw_platform.product.gaps import ExportedPage, close_gap
 from prw_platform.product.scopes import project_catalog
 from tests.unit.product.stream import TENANT, StreamBuilder
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from prw_platform.db.database import Database
 from prw_platform.product.consumer import Outcome, apply_delivery
-from prw_platform.product.merchant_queries import (
+from prw_platform.product.public.merchants import (
     get_item_listings,
     get_public_merchant,
     list_public_merchants,

@@ -7,7 +7,7 @@ from typing import Any
 
 from prw_platform.db.database import Database
 from prw_platform.product.consumer import Outcome, apply_delivery
-from prw_platform.product.queries import (
+from prw_platform.product.public.items import (
     ItemFilters,
     get_public_item,
     list_public_items,

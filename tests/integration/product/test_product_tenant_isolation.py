@@ -6,7 +6,7 @@ from prw_platform.db import roles
 from prw_platform.db.database import Database
 from prw_platform.product.consumer import Outcome, apply_delivery
 from prw_platform.product.progress import stream_progress
-from prw_platform.product.queries import get_public_item, list_public_items
+from prw_platform.product.public.items import get_public_item, list_public_items
 from prw_platform.product.scopes import list_scopes, project_catalog
 from tests.unit.product.stream import CATALOG, OTHER_TENANT, TENANT, StreamBuilder
 

@@ -15,8 +15,8 @@ from prw_platform.db.database import Database
 from prw_platform.plugins import PluginRegistry, get_plugin_manager
 from prw_platform.plugins.query import QueryVocabulary
 from prw_platform.product.consumer import apply_delivery
-from prw_platform.product.public_filters import attribute_filter_keys
-from prw_platform.product.queries import ItemFilters, list_public_items
+from prw_platform.product.public.filters import attribute_filter_keys
+from prw_platform.product.public.items import ItemFilters, list_public_items
 from prw_platform.product.scopes import ProjectedScope
 from tests.unit.product.stream import CATALOG, TENANT, StreamBuilder
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Database
 from prw_platform.epochs import issue_epoch
 from prw_platform.queues import PostgresQueue
-from prw_platform.resolver.decisions.commands import StreamRef
-from prw_platform.resolver.decisions.stream import open_cursor
 from prw_platform.resolver.intake import Receipt
 from prw_platform.resolver.resolution import DEAD_LETTERED, REVIEW_CASE_OPENED, STAGE_COMPLETED
+from prw_platform.resolver.stream.cursor import open_cursor
 from prw_platform.storage import FilesystemObjectStore, parse_ref
 from tests.integration.resolution.pipeline import (
     ANVIL_MICRODATA,
@@ -231,7 +231,7 @@ def test_a_redriven_dead_lettered_job_is_resolved_and_its_receipt_accepted(
     assert _receipt(collector, resolution, capture_id).status == "failed"
 
     with resolver_db.transaction(tenant_id=TENANT) as conn:
-        open_cursor(conn, StreamRef(TENANT, CATALOG, epoch.epoch_id), datetime.now(UTC))
+        open_cursor(conn, StreamKey(TENANT, CATALOG, epoch.epoch_id), datetime.now(UTC))
     identity_queue = resolution.stage_queues["identity"]  # each stage has its DLQ, re-driven on its own
     (entry,) = identity_queue.dead_letters()
     assert queue.dead_letters() == []

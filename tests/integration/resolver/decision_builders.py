@@ -14,6 +14,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Database
 from prw_platform.plugins.types import NormalizedAttribute
 from prw_platform.resolver.catalogs import CatalogSpec, ProvisionedCatalog, SourceSpec, provision_catalog
@@ -24,7 +25,6 @@ from prw_platform.resolver.decisions import (
     ListingObservation,
     MapListing,
     OpenReviewCase,
-    StreamRef,
     decide,
 )
 
@@ -64,7 +64,7 @@ class Catalog:
     _keys: Iterator[int]
 
     @property
-    def stream(self) -> StreamRef:
+    def stream(self) -> StreamKey:
         return self.provisioned.stream
 
     @property

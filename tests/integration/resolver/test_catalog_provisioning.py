@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Database
 from prw_platform.epochs import current_epoch, issue_epoch
 from prw_platform.resolver.catalogs import (
@@ -16,7 +17,7 @@ from prw_platform.resolver.catalogs import (
     provision_catalog,
     set_release_policy,
 )
-from prw_platform.resolver.decisions import HistoryEpochFenced, StreamNotOpen, StreamRef, decide
+from prw_platform.resolver.decisions import HistoryEpochFenced, StreamNotOpen, decide
 from tests.integration.resolver.decision_builders import Catalog
 
 SPEC = CatalogSpec(
@@ -41,7 +42,7 @@ def test_provisioning_twice_is_idempotent_and_opens_the_stream_once(
 
     epoch = current_epoch(control_db, "ten_primary", "cat_primary")
     assert epoch is not None
-    assert first.stream == again.stream == StreamRef("ten_primary", "cat_primary", epoch.epoch_id)
+    assert first.stream == again.stream == StreamKey("ten_primary", "cat_primary", epoch.epoch_id)
     assert (first.stream_opened, again.stream_opened) == (True, False)
     assert _rows(owner_db, "SELECT tenant_id FROM resolver.tenant") == [{"tenant_id": "ten_primary"}]
     assert _rows(owner_db, "SELECT release_policy FROM resolver.catalog") == [{"release_policy": "automatic"}]
@@ -81,7 +82,7 @@ def test_a_source_cannot_move_to_another_catalog(resolver_db: Database, control_
 
 
 def test_a_stream_that_was_never_provisioned_is_refused(catalog: Catalog, control_db: Database) -> None:
-    unknown = StreamRef(catalog.tenant_id, catalog.stream.catalog_id, "hep_unknown")
+    unknown = StreamKey(catalog.tenant_id, catalog.stream.catalog_id, "hep_unknown")
     with pytest.raises(StreamNotOpen):
         decide(catalog.create(1), catalog.resolver_db, unknown)
     with pytest.raises(StreamNotProvisioned):

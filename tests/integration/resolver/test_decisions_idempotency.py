@@ -18,8 +18,8 @@ from prw_platform.resolver.decisions import (
     IdempotencyConflict,
     decide,
     service,
-    stream,
 )
+from prw_platform.resolver.stream import cursor as stream
 from tests.integration.resolver.decision_builders import Catalog, wait_until
 
 

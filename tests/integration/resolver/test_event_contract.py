@@ -20,7 +20,7 @@ from prw_platform.resolver.decisions.events import EventBatch
 from prw_platform.resolver.decisions.facts import get_item
 from prw_platform.resolver.files.service import CatalogFiles, FileSettings
 from prw_platform.resolver.files.sources import UploadSource
-from prw_platform.resolver.relay import RelayMessage, relay_batch
+from prw_platform.resolver.stream.relay import RelayMessage, relay_batch
 from prw_platform.storage import FilesystemObjectStore
 from tests.integration.resolver.decision_builders import T0, Catalog
 

@@ -13,7 +13,7 @@ import pytest
 from prw_platform.contracts import AcceptedChange, validate
 from prw_platform.db.database import Database
 from prw_platform.queues import ACCEPTED_CHANGES, PostgresQueue
-from prw_platform.resolver.relay import RelayMessage, RelayResult, publish_to_queue, relay_batch
+from prw_platform.resolver.stream.relay import RelayMessage, RelayResult, publish_to_queue, relay_batch
 from tests.integration.resolver.decision_builders import Catalog
 
 SCHEMA = "product.accepted-change.v1.json"

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from prw_platform.db.database import Database
 from prw_platform.product.consumer.apply import apply_delivery
 from prw_platform.product.scopes import project_catalog
-from prw_platform.resolver.relay import RelayMessage, relay_batch
+from prw_platform.resolver.stream.relay import RelayMessage, relay_batch
 from tests.integration.resolver.decision_builders import Catalog
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from prw_platform.db.database import Database
-from prw_platform.resolver.relay import relay_batch
+from prw_platform.resolver.stream.relay import relay_batch
 from tests.integration.resolver.decision_builders import Catalog
 
 GUIDE = Path(__file__).resolve().parents[3] / "docs" / "operators" / "stream.md"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from prw_platform.product.errors import PictureGone, PictureLinkExpired, PictureLinkInvalid
-from prw_platform.product.pictures import PictureLinks
+from prw_platform.product.public.pictures import PictureLinks
 from prw_platform.storage import FilesystemObjectStore
 from prw_platform.storage.keys import ObjectKey
 from prw_platform.storage.port import sha256_hex

@@ -9,16 +9,16 @@ import pytest
 from prw_platform.db.database import Database
 from prw_platform.inputs.countries import ISO_3166_ALPHA_2, is_country_code
 from prw_platform.product.errors import InvalidQuery
-from prw_platform.product.merchant_queries import serialize_merchant
-from prw_platform.product.public_fields import public_item_fields, public_listing_fields
-from prw_platform.product.public_rows import PublicMerchant
-from prw_platform.product.queries import (
+from prw_platform.product.public.fields import public_item_fields, public_listing_fields
+from prw_platform.product.public.items import (
     ItemPage,
     PublicItem,
     PublicListing,
     list_public_items,
     serialize_page,
 )
+from prw_platform.product.public.merchants import serialize_merchant
+from prw_platform.product.public.rows import PublicMerchant
 
 LEAKY_ITEM = {
     "item": "itm_a",

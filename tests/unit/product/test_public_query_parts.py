@@ -10,7 +10,7 @@ import pytest
 from prw_platform.plugins import ItemClass, PluginRegistry, get_plugin_manager
 from prw_platform.plugins.query import CanonicalValue, QueryVocabulary, value_text
 from prw_platform.product.errors import InvalidQuery
-from prw_platform.product.queries import CursorCodec, ItemFilters, resolve_search
+from prw_platform.product.public.items import CursorCodec, ItemFilters, resolve_search
 from prw_platform.product.ratelimit import TokenBucketLimiter
 
 

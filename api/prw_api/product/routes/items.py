@@ -1,6 +1,6 @@
 """if_product_query: GET /v1/items and GET /v1/items/{item_id}, released data only.
 
-Both go through THE public serializer (``prw_platform.product.queries``); the response models document its output
+Both go through THE public serializer (``prw_platform.product.public.items``); the response models document its output
 (models.py). Public reads carry no identity; the deployment's catalog is the scope. Every response carries the
 release's ETag and a Cache-Control; ``If-None-Match`` with the current ETag is a 304 (caching.py).
 """

@@ -6,7 +6,7 @@ Revises: 0016_staged_resolution (re-chained when branches merged)
 
 * ``resolver.retention_stream``: one row per stream (tenant, catalog, history_epoch). Its row lock is THE
   retention-control lock: lease creation and advance, consumer registration and pruning all take it first
-  (``prw_platform.resolver.retention.lock_stream``). It records the pruned-through cursor P and when retention
+  (``prw_platform.resolver.stream.retention.lock_stream``). It records the pruned-through cursor P and when retention
   was first seen blocked.
 * ``resolver.retention_consumer``: the registered live consumers of a stream and their acknowledged durable
   progress (monotonic; only what the consumer reported after its own commit).

@@ -39,11 +39,11 @@ from typing import Final
 from psycopg.rows import class_row
 
 from prw_platform.clock import Clock, utc_now
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import REPEATABLE_READ, Connection, Database
-from prw_platform.resolver import outbox
-from prw_platform.resolver.decisions.commands import StreamRef
-from prw_platform.resolver.decisions.stream import committed_position
 from prw_platform.resolver.intake.errors import IntakeError, NotFound, ValidationFailed
+from prw_platform.resolver.stream import outbox
+from prw_platform.resolver.stream.cursor import committed_position
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +89,8 @@ class StreamRetention:
     pruned_through: int
 
     @property
-    def stream(self) -> StreamRef:
-        return StreamRef(self.tenant_id, self.catalog_id, self.history_epoch)
+    def stream(self) -> StreamKey:
+        return StreamKey(self.tenant_id, self.catalog_id, self.history_epoch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +132,7 @@ class ProgressAck:
 # -- The lock and registration. ---------------------------------------------------------------------------------
 
 
-def open_stream(conn: Connection, stream: StreamRef, now: datetime) -> None:
+def open_stream(conn: Connection, stream: StreamKey, now: datetime) -> None:
     """Create the stream's retention row and register the product's live consumer at position 0, in the
     transaction that opens the stream cursor (``catalogs.provision_catalog``): from the first event on, the
     pruner knows somebody still needs it."""
@@ -144,7 +144,7 @@ def open_stream(conn: Connection, stream: StreamRef, now: datetime) -> None:
     register_consumer(conn, stream, LIVE_CONSUMER, now)
 
 
-def lock_stream(conn: Connection, stream: StreamRef) -> StreamRetention:
+def lock_stream(conn: Connection, stream: StreamKey) -> StreamRetention:
     """THE retention-control lock of ``stream`` (its retention row, FOR UPDATE) and its pruned-through cursor."""
     with conn.cursor(row_factory=class_row(StreamRetention)) as cur:
         row = cur.execute(
@@ -158,7 +158,7 @@ def lock_stream(conn: Connection, stream: StreamRef) -> StreamRetention:
     return row
 
 
-def register_consumer(conn: Connection, stream: StreamRef, consumer: str, now: datetime) -> None:
+def register_consumer(conn: Connection, stream: StreamKey, consumer: str, now: datetime) -> None:
     """Register a live consumer of ``stream`` (under the retention lock) at position 0; a no-op when it is."""
     lock_stream(conn, stream)
     conn.execute(
@@ -168,7 +168,7 @@ def register_consumer(conn: Connection, stream: StreamRef, consumer: str, now: d
     )
 
 
-def pruned_through(conn: Connection, stream: StreamRef) -> int | None:
+def pruned_through(conn: Connection, stream: StreamKey) -> int | None:
     """P of ``stream`` without the lock (a reader's view in its own snapshot); None for an unknown stream."""
     with conn.cursor(row_factory=class_row(StreamRetention)) as cur:
         row = cur.execute(
@@ -183,7 +183,7 @@ def pruned_through(conn: Connection, stream: StreamRef) -> int | None:
 
 
 def report_progress(
-    conn: Connection, stream: StreamRef, consumer: str, position: int, now: datetime
+    conn: Connection, stream: StreamKey, consumer: str, position: int, now: datetime
 ) -> ProgressAck:
     """Record ``consumer``'s durable contiguous progress (reported AFTER the consumer's own commit,
     if_accepted_change). Monotonic: a lower report is ignored and logged. A position above the stream's
@@ -218,7 +218,7 @@ def report_progress(
     return ProgressAck(consumer, position, advanced=position > current.acknowledged_position)
 
 
-def _lock_consumer(conn: Connection, stream: StreamRef, consumer: str) -> ConsumerProgress | None:
+def _lock_consumer(conn: Connection, stream: StreamKey, consumer: str) -> ConsumerProgress | None:
     with conn.cursor(row_factory=class_row(ConsumerProgress)) as cur:
         return cur.execute(
             """SELECT consumer, acknowledged_position, registered_at, reported_at, retired_at
@@ -229,7 +229,7 @@ def _lock_consumer(conn: Connection, stream: StreamRef, consumer: str) -> Consum
         ).fetchone()
 
 
-def retire_consumer(conn: Connection, stream: StreamRef, consumer: str, now: datetime) -> bool:
+def retire_consumer(conn: Connection, stream: StreamKey, consumer: str, now: datetime) -> bool:
     """An operator's explicit act (never automatic): ``consumer`` no longer holds retention back."""
     lock_stream(conn, stream)
     return (
@@ -249,7 +249,7 @@ _LEASE_COLUMNS: Final = """lease_id, tenant_id, catalog_id, history_epoch, pinne
     renewed_at, expires_at, released_at"""
 
 
-def create_lease(conn: Connection, stream: StreamRef, purpose: str, ttl: timedelta, now: datetime) -> Lease:
+def create_lease(conn: Connection, stream: StreamKey, purpose: str, ttl: timedelta, now: datetime) -> Lease:
     """if_projection_bootstrap "Pin retention": under the retention-control lock, a renewable lease pinned after
     the current pruned-through cursor P. The caller commits it before it opens its snapshot."""
     retention = lock_stream(conn, stream)
@@ -288,7 +288,7 @@ def get_lease(conn: Connection, lease_id: str, *, lock: bool = False) -> Lease |
         return cur.execute(query, (lease_id,)).fetchone()
 
 
-def check_lease(conn: Connection, lease_id: str, stream: StreamRef, now: datetime) -> Lease:
+def check_lease(conn: Connection, lease_id: str, stream: StreamKey, now: datetime) -> Lease:
     """The lease if it pins ``stream`` and is neither expired nor released; 410 EXPORT_EXPIRED otherwise."""
     lease = get_lease(conn, lease_id)
     if lease is None or (lease.tenant_id, lease.catalog_id, lease.history_epoch) != (
@@ -323,7 +323,7 @@ def advance_lease(conn: Connection, lease_id: str, position: int, now: datetime)
     lease = get_lease(conn, lease_id)
     if lease is None:
         raise ExportExpired(f"no lease {lease_id}")
-    lock_stream(conn, StreamRef(lease.tenant_id, lease.catalog_id, lease.history_epoch))
+    lock_stream(conn, StreamKey(lease.tenant_id, lease.catalog_id, lease.history_epoch))
     lease = get_lease(conn, lease_id, lock=True)
     assert lease is not None
     if not lease.live(now):
@@ -347,7 +347,7 @@ def release_lease(conn: Connection, lease_id: str, now: datetime) -> bool:
     )
 
 
-def _live_leases(conn: Connection, stream: StreamRef, now: datetime) -> list[Lease]:
+def _live_leases(conn: Connection, stream: StreamKey, now: datetime) -> list[Lease]:
     with conn.cursor(row_factory=class_row(Lease)) as cur:
         return cur.execute(
             """SELECT lease_id, tenant_id, catalog_id, history_epoch, pinned_at, purpose, created_at, renewed_at,
@@ -359,7 +359,7 @@ def _live_leases(conn: Connection, stream: StreamRef, now: datetime) -> list[Lea
         ).fetchall()
 
 
-def _consumers(conn: Connection, stream: StreamRef) -> list[ConsumerProgress]:
+def _consumers(conn: Connection, stream: StreamKey) -> list[ConsumerProgress]:
     with conn.cursor(row_factory=class_row(ConsumerProgress)) as cur:
         return cur.execute(
             """SELECT consumer, acknowledged_position, registered_at, reported_at, retired_at
@@ -404,7 +404,7 @@ def retention_bound(
 
 @dataclass(frozen=True, slots=True)
 class StreamPrune:
-    stream: StreamRef
+    stream: StreamKey
     before: int
     after: int
     rows: int
@@ -429,15 +429,8 @@ class PruneReport:
         return tuple(s for s in self.streams if s.blocked_by is not None)
 
 
-@dataclass(frozen=True, slots=True)
-class _StreamKey:
-    tenant_id: str
-    catalog_id: str
-    history_epoch: str
-
-
 def prune_stream(
-    conn: Connection, stream: StreamRef, *, retention_age: timedelta, now: datetime, limit: int = PRUNE_CHUNK
+    conn: Connection, stream: StreamKey, *, retention_age: timedelta, now: datetime, limit: int = PRUNE_CHUNK
 ) -> StreamPrune:
     """One pruner transaction for ``stream`` (the caller's): take the retention lock, compute the bound, delete
     the contiguous prefix of published events older than ``retention_age`` strictly below it (at most
@@ -497,14 +490,14 @@ class Pruner:
     clock: Clock = utc_now
     chunk: int = PRUNE_CHUNK
 
-    def _streams(self) -> list[StreamRef]:
-        def read(conn: Connection) -> list[StreamRef]:
-            with conn.cursor(row_factory=class_row(_StreamKey)) as cur:
+    def _streams(self) -> list[StreamKey]:
+        def read(conn: Connection) -> list[StreamKey]:
+            with conn.cursor(row_factory=class_row(StreamKey)) as cur:
                 rows = cur.execute(
                     """SELECT tenant_id, catalog_id, history_epoch FROM resolver.retention_stream
                        ORDER BY tenant_id, catalog_id, history_epoch"""
                 ).fetchall()
-            return [StreamRef(r.tenant_id, r.catalog_id, r.history_epoch) for r in rows]
+            return [StreamKey(r.tenant_id, r.catalog_id, r.history_epoch) for r in rows]
 
         return self.db.run(read, read_only=True)
 
@@ -535,7 +528,7 @@ class Pruner:
                 results.append(StreamPrune(stream, first.before, last.after, rows, last.blocked_by))
         return PruneReport(tuple(results))
 
-    def _prune_once(self, stream: StreamRef, limit: int) -> StreamPrune:
+    def _prune_once(self, stream: StreamKey, limit: int) -> StreamPrune:
         now = self.clock()
 
         def work(conn: Connection) -> StreamPrune:
@@ -643,7 +636,7 @@ def retention_status(
             ).fetchall()
         statuses = []
         for row in rows:
-            stream = StreamRef(row.tenant_id, row.catalog_id, row.history_epoch)
+            stream = StreamKey(row.tenant_id, row.catalog_id, row.history_epoch)
             committed = committed_position(conn, stream) or 0
             consumers = _consumers(conn, stream)
             leases = _live_leases(conn, stream, now)
@@ -705,13 +698,13 @@ class RetentionControl:
     policy: RetentionPolicy = field(default_factory=RetentionPolicy)
     clock: Clock = utc_now
 
-    def report_progress(self, stream: StreamRef, consumer: str, position: int) -> ProgressAck:
+    def report_progress(self, stream: StreamKey, consumer: str, position: int) -> ProgressAck:
         now = self.clock()
         return self.db.run(
             lambda conn: report_progress(conn, stream, consumer, position, now), tenant_id=stream.tenant_id
         )
 
-    def create_lease(self, stream: StreamRef, purpose: str) -> Lease:
+    def create_lease(self, stream: StreamKey, purpose: str) -> Lease:
         now = self.clock()
         return self.db.run(
             lambda conn: create_lease(conn, stream, purpose, self.policy.lease_ttl, now),
@@ -728,7 +721,7 @@ class RetentionControl:
         now = self.clock()
         return self.db.run(lambda conn: release_lease(conn, lease_id, now), tenant_id=tenant_id)
 
-    def retire_consumer(self, stream: StreamRef, consumer: str) -> bool:
+    def retire_consumer(self, stream: StreamKey, consumer: str) -> bool:
         now = self.clock()
         return self.db.run(
             lambda conn: retire_consumer(conn, stream, consumer, now), tenant_id=stream.tenant_id

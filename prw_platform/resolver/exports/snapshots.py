@@ -39,14 +39,11 @@ from prw_platform.auth.principal import CollectorPrincipal
 from prw_platform.auth.scopes import EXPORTS_READ
 from prw_platform.auth.signed import TokenSigner
 from prw_platform.clock import Clock, utc_now
-from prw_platform.contracts import MappingPayload, ProductClassDeletedPayload
+from prw_platform.contracts import MappingPayload, ProductClassDeletedPayload, StreamKey
 from prw_platform.db.database import REPEATABLE_READ, Connection, Database
 from prw_platform.db.errors import DatabaseUnavailable
-from prw_platform.resolver import retention
 from prw_platform.resolver.decisions import facts, releases
 from prw_platform.resolver.decisions import merchants as merchant_facts
-from prw_platform.resolver.decisions.commands import StreamRef
-from prw_platform.resolver.decisions.stream import open_stream_position
 from prw_platform.resolver.files import published as file_facts
 from prw_platform.resolver.files import records as file_records
 from prw_platform.resolver.intake.errors import (
@@ -55,7 +52,9 @@ from prw_platform.resolver.intake.errors import (
     TenantScopeDenied,
     ValidationFailed,
 )
-from prw_platform.resolver.retention import ExportExpired, RetentionPolicy, RetentionUnavailable
+from prw_platform.resolver.stream import retention
+from prw_platform.resolver.stream.cursor import open_stream_position
+from prw_platform.resolver.stream.retention import ExportExpired, RetentionPolicy, RetentionUnavailable
 from prw_platform.storage import ObjectStore
 from prw_platform.storage.keys import ObjectKey
 from prw_platform.storage.port import sha256_hex
@@ -394,7 +393,7 @@ class SnapshotExports:
             if snapshot.status == "ready":
                 assert snapshot.lease_id is not None
                 assert snapshot.history_epoch is not None
-                stream = StreamRef(snapshot.tenant_id, snapshot.catalog_id, snapshot.history_epoch)
+                stream = StreamKey(snapshot.tenant_id, snapshot.catalog_id, snapshot.history_epoch)
                 retention.check_lease(conn, snapshot.lease_id, stream, now)
             return snapshot
 
@@ -462,7 +461,7 @@ class SnapshotExports:
         )
         if opened is None:
             return self._fail(snapshot, None, "NO_STREAM", f"catalog {catalog_id} has no open stream")
-        stream = StreamRef(tenant_id, catalog_id, opened[0])
+        stream = StreamKey(tenant_id, catalog_id, opened[0])
         # 1. Pin retention: a lease pinned after P, committed before the snapshot opens.
         lease = self.db.run(
             lambda conn: self._start(conn, export_id, stream, self.clock()), tenant_id=tenant_id
@@ -537,7 +536,7 @@ class SnapshotExports:
         )
         return done
 
-    def _start(self, conn: Connection, export_id: str, stream: StreamRef, now: datetime) -> retention.Lease:
+    def _start(self, conn: Connection, export_id: str, stream: StreamKey, now: datetime) -> retention.Lease:
         lease = retention.create_lease(conn, stream, f"export {export_id}", self.policy.lease_ttl, now)
         conn.execute(
             "UPDATE resolver.export_snapshot SET lease_id = %s, history_epoch = %s WHERE export_id = %s",

@@ -13,23 +13,14 @@ from typing import Any, Final
 
 from prw_platform.db.database import Database
 from prw_platform.plugins.query import QueryVocabulary
-from prw_platform.product.class_queries import (
+from prw_platform.product.errors import PictureLinkInvalid
+from prw_platform.product.public.classes import (
     ClassDetail,
     ClassPage,
     get_public_class,
     list_public_classes,
 )
-from prw_platform.product.errors import PictureLinkInvalid
-from prw_platform.product.merchant_queries import (
-    ItemListings,
-    MerchantDetail,
-    MerchantPage,
-    get_item_listings,
-    get_public_merchant,
-    list_public_merchants,
-)
-from prw_platform.product.pictures import PictureBytes, PictureLinks
-from prw_platform.product.queries import (
+from prw_platform.product.public.items import (
     DEFAULT_PAGE_SIZE,
     NO_VOCABULARY,
     PROCESS_CURSORS,
@@ -49,7 +40,16 @@ from prw_platform.product.queries import (
     page_read,
     release_read,
 )
-from prw_platform.product.shipping import BasketLine, ShippingEvaluation, evaluate_shipping
+from prw_platform.product.public.merchants import (
+    ItemListings,
+    MerchantDetail,
+    MerchantPage,
+    get_item_listings,
+    get_public_merchant,
+    list_public_merchants,
+)
+from prw_platform.product.public.pictures import PictureBytes, PictureLinks
+from prw_platform.product.public.shipping import BasketLine, ShippingEvaluation, evaluate_shipping
 
 #: if_product_query Tenant: "Deployment binds ten_primary and tenant-private cat_primary."
 DEFAULT_TENANT_ID: Final = "ten_primary"

@@ -13,21 +13,21 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 from prw_platform.db.database import Connection, Database
-from prw_platform.product import public_store
 from prw_platform.product.errors import InvalidQuery
-from prw_platform.product.public_fields import (
+from prw_platform.product.public import store as public_store
+from prw_platform.product.public.fields import (
     public_listing_fields,
     public_merchant_fields,
     public_policy_fields,
 )
-from prw_platform.product.public_rows import (
+from prw_platform.product.public.items import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PROCESS_CURSORS, CursorCodec
+from prw_platform.product.public.rows import (
     MerchantListing,
     MerchantRows,
     PublicItem,
     PublicMerchant,
     Release,
 )
-from prw_platform.product.queries import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PROCESS_CURSORS, CursorCodec
 
 #: The cursor fingerprint of the merchant collection (it has no filters): an item cursor is not one of these.
 MERCHANT_CURSORS: Final = "merchants"

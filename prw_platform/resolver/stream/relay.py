@@ -24,7 +24,7 @@ from typing import Any
 from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Connection, Database
 from prw_platform.queues.port import OutgoingMessage, Queue
-from prw_platform.resolver import outbox
+from prw_platform.resolver.stream import outbox
 
 
 @dataclass(frozen=True, slots=True)

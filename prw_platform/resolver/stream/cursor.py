@@ -1,5 +1,5 @@
 """The stream cursor: the only code that writes it, and the only code that appends to the outbox (through
-``prw_platform.resolver.outbox``, the table's owner) (AW-01, INV-03).
+``prw_platform.resolver.stream.outbox``, the table's owner) (AW-01, INV-03).
 
 Positions are allocated under the cursor row lock, ``committed_position + 1 …``: never from a sequence and
 never from ``max(position)``, so a rolled-back decision consumes nothing and a reader that sees position n
@@ -14,16 +14,15 @@ from datetime import datetime
 
 from psycopg.rows import class_row
 
-from prw_platform.contracts import AcceptedChange
+from prw_platform.contracts import AcceptedChange, StreamKey
 from prw_platform.db.database import Connection, affected_rows, returned_rows
-from prw_platform.resolver import outbox
-from prw_platform.resolver.decisions.commands import StreamRef
 from prw_platform.resolver.decisions.errors import HistoryEpochFenced, StreamNotOpen
+from prw_platform.resolver.stream import outbox
 
 
 @dataclass(frozen=True, slots=True)
 class LockedCursor:
-    stream: StreamRef
+    stream: StreamKey
     committed_position: int
 
 
@@ -33,7 +32,7 @@ class _CursorRow:
     fenced_at: datetime | None
 
 
-def open_cursor(conn: Connection, stream: StreamRef, now: datetime) -> bool:
+def open_cursor(conn: Connection, stream: StreamKey, now: datetime) -> bool:
     """Create the cursor of ``stream`` at position 0 if it does not exist, and fence the cursors of every other
     epoch of the catalog (a new epoch abandons old history; its writers must stop). True when created."""
     created = affected_rows(
@@ -64,13 +63,13 @@ def fence_catalog(conn: Connection, tenant_id: str, catalog_id: str, now: dateti
     return sorted(row.history_epoch for row in fenced)
 
 
-def lock_cursor(conn: Connection, stream: StreamRef) -> LockedCursor:
+def lock_cursor(conn: Connection, stream: StreamKey) -> LockedCursor:
     """AW-01: lock the cursor row BEFORE changing exported state. A second writer of the stream waits here until
     this transaction ends, so commits of one stream happen in position order."""
     return send_lock_cursor(conn, stream)()
 
 
-def send_lock_cursor(conn: Connection, stream: StreamRef) -> Callable[[], LockedCursor]:
+def send_lock_cursor(conn: Connection, stream: StreamKey) -> Callable[[], LockedCursor]:
     """``lock_cursor`` in two steps: the lock is sent now and judged when the returned function is called. In
     pipeline mode the reads sent after it travel in the same round trip; the server runs them in order, so each
     starts once the lock is held and sees every commit of the writer it waited for (READ COMMITTED)."""
@@ -126,7 +125,7 @@ def append_events(conn: Connection, cursor: LockedCursor, events: Sequence[Accep
     return LockedCursor(stream, expected[-1])
 
 
-def committed_position(conn: Connection, stream: StreamRef) -> int | None:
+def committed_position(conn: Connection, stream: StreamKey) -> int | None:
     """The stream's committed cursor W without locking it (a reader's view, e.g. the export stream); None for a
     stream that was never opened."""
     with conn.cursor(row_factory=class_row(_CursorRow)) as cur:

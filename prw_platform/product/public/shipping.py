@@ -18,9 +18,9 @@ from typing import Any, Final
 from prw_platform.contracts import decimal_string
 from prw_platform.db.database import Database
 from prw_platform.inputs.countries import is_country_code
-from prw_platform.product import public_store
 from prw_platform.product.errors import BasketSpansMerchants, InvalidDestination, InvalidQuery, NotPublic
-from prw_platform.product.public_rows import ListingMerchant, MerchantListing, Release
+from prw_platform.product.public import store as public_store
+from prw_platform.product.public.rows import ListingMerchant, MerchantListing, Release
 
 MAX_BASKET_LINES: Final = 50
 

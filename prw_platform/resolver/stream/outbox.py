@@ -14,16 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
-from prw_platform.contracts import AcceptedChange
+from prw_platform.contracts import AcceptedChange, StreamKey
 from prw_platform.db.database import Connection
-
-if TYPE_CHECKING:
-    from prw_platform.resolver.decisions.commands import StreamRef
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +191,7 @@ def events_of_decision(conn: Connection, tenant_id: str, decision_id: str) -> li
 # -- Retention (AW-03 "Prune"): the pruner decides how far, through ``resolver.retention``; these touch the rows. --
 
 
-def prunable_prefix_end(conn: Connection, stream: StreamRef, after: int, upto: int, cutoff: datetime) -> int:
+def prunable_prefix_end(conn: Connection, stream: StreamKey, after: int, upto: int, cutoff: datetime) -> int:
     """The greatest position t in (after, upto] such that every position after + 1 .. t is present, published
     and published at or before ``cutoff``; ``after`` when the first one is not. One ordered range scan of the
     primary key: the row number equals ``position - after`` exactly while the prefix has no hole, and the
@@ -225,7 +222,7 @@ def prunable_prefix_end(conn: Connection, stream: StreamRef, after: int, upto: i
     return int(end if end is not None else after)
 
 
-def prune_prefix(conn: Connection, stream: StreamRef, after: int, through: int) -> int:
+def prune_prefix(conn: Connection, stream: StreamKey, after: int, through: int) -> int:
     """Delete positions after + 1 .. through of ``stream`` (published rows only: the pruner's role may not delete
     another), the number deleted. The caller holds the stream's retention lock and checked the prefix."""
     return conn.execute(
@@ -236,7 +233,7 @@ def prune_prefix(conn: Connection, stream: StreamRef, after: int, through: int) 
     ).rowcount
 
 
-def eligible_at(conn: Connection, stream: StreamRef, position: int, cutoff: datetime) -> bool:
+def eligible_at(conn: Connection, stream: StreamKey, position: int, cutoff: datetime) -> bool:
     """Is the event at ``position`` present, published and published at or before ``cutoff``?"""
     with conn.cursor(row_factory=scalar_row) as cur:
         found = cur.execute(

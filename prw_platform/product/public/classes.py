@@ -13,17 +13,17 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from prw_platform.db.database import Database
-from prw_platform.product import public_store
 from prw_platform.product.errors import InvalidQuery
-from prw_platform.product.public_fields import public_class_fields
-from prw_platform.product.public_rows import ClassRows, PublicClass, Release
-from prw_platform.product.queries import (
+from prw_platform.product.public import store as public_store
+from prw_platform.product.public.fields import public_class_fields
+from prw_platform.product.public.items import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
     PROCESS_CURSORS,
     CursorCodec,
     PictureRender,
 )
+from prw_platform.product.public.rows import ClassRows, PublicClass, Release
 
 #: The cursor fingerprint of the class collection: an item or merchant cursor is not one of these.
 CLASS_CURSORS: Final = "classes"

@@ -17,8 +17,8 @@ from psycopg.types.json import Jsonb
 
 from prw_platform.db.database import Connection, Query
 from prw_platform.product.errors import CatalogPaused
-from prw_platform.product.public_filters import SearchShape, conditions_of, search_params
-from prw_platform.product.public_rows import (
+from prw_platform.product.public.filters import SearchShape, conditions_of, search_params
+from prw_platform.product.public.rows import (
     BasketRows,
     ClassRows,
     FacetCount,

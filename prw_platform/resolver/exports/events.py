@@ -25,13 +25,13 @@ from typing import Any, Final
 from prw_platform.auth.principal import CollectorPrincipal
 from prw_platform.auth.scopes import EXPORTS_READ
 from prw_platform.clock import Clock, utc_now
+from prw_platform.contracts import StreamKey
 from prw_platform.db.database import REPEATABLE_READ, Connection, Database
 from prw_platform.db.errors import DatabaseUnavailable
-from prw_platform.resolver import outbox, retention
-from prw_platform.resolver.decisions.commands import StreamRef
-from prw_platform.resolver.decisions.stream import committed_position
 from prw_platform.resolver.intake.errors import NotFound, TenantScopeDenied, ValidationFailed
-from prw_platform.resolver.retention import ProgressAck, RetentionUnavailable
+from prw_platform.resolver.stream import outbox, retention
+from prw_platform.resolver.stream.cursor import committed_position
+from prw_platform.resolver.stream.retention import ProgressAck, RetentionUnavailable
 
 #: Events per page at most (and by default).
 MAX_EXPORT_LIMIT: Final = 1_000
@@ -78,7 +78,7 @@ class ExportService:
             raise ValidationFailed(
                 f"after >= 0, 1 <= limit <= {MAX_EXPORT_LIMIT} and a history_epoch are required"
             )
-        stream = StreamRef(principal.tenant_id, principal.catalog_id, history_epoch)
+        stream = StreamKey(principal.tenant_id, principal.catalog_id, history_epoch)
 
         def read(conn: Connection) -> ExportPage:
             head = committed_position(conn, stream)
@@ -124,7 +124,7 @@ class ExportService:
         principal.require_scope(EXPORTS_READ)
         if catalog_id is not None and catalog_id != principal.catalog_id:
             raise TenantScopeDenied(f"this client may report for {principal.catalog_id} only")
-        stream = StreamRef(principal.tenant_id, principal.catalog_id, history_epoch)
+        stream = StreamKey(principal.tenant_id, principal.catalog_id, history_epoch)
         now = self._clock()
         try:
             return self._db.run(

@@ -23,16 +23,16 @@ from typing import Any, Final, Generic, TypeVar
 from prw_platform.db.database import Database, Query
 from prw_platform.inputs import unstorable_character
 from prw_platform.plugins.query import QueryVocabulary
-from prw_platform.product import public_store
 from prw_platform.product.errors import InvalidQuery
-from prw_platform.product.public_fields import (
+from prw_platform.product.public import store as public_store
+from prw_platform.product.public.fields import (
     PUBLIC_ITEM_FIELDS,
     PUBLIC_LISTING_FIELDS,
     public_item_fields,
     public_listing_fields,
     public_pictures_fields,
 )
-from prw_platform.product.public_rows import (
+from prw_platform.product.public.rows import (
     AttributeCondition,
     ClassCondition,
     FacetCount,

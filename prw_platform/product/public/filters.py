@@ -13,7 +13,7 @@ from typing import Any
 
 from psycopg import sql
 
-from prw_platform.product.public_rows import ItemSearch
+from prw_platform.product.public.rows import ItemSearch
 
 _SIMPLE_FILTERS = {
     "brand": "lower(i.fields->>'brand') = lower(%(brand)s::text)",
