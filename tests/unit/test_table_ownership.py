@@ -1,4 +1,4 @@
-"""One owner per table (issue 6): the SQL in ``prw_platform`` against ``prw_platform.db.ownership``.
+"""One owner per table: the SQL in ``prw_platform`` against ``prw_platform.db.ownership``.
 
 Every table is written by exactly one module, its owner, and read by other modules only through it; the operator
 read models (``REPORT_READERS``) may read their side's tables and write nothing. No database is needed: the scanner

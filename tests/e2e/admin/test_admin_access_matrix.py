@@ -71,7 +71,7 @@ ROUTES: dict[tuple[str, str], str | None] = {
     ("delete", "/v1/classes/{class_id}"): "operator_admin",
     ("get", "/v1/files/failed"): "viewer",
     ("post", "/v1/files/{file_id}/retry"): "operator_admin",
-    # Catalog administration (issue 9 item 2). The merchant first: the binding and the policy name it.
+    # Catalog administration. The merchant first: the binding and the policy name it.
     ("put", "/v1/merchants/{merchant_id}"): "operator_admin",
     ("put", "/v1/sources/{source_id}/merchant"): "operator_admin",
     ("put", "/v1/merchants/{merchant_id}/shipping-policy"): "operator_admin",

@@ -1,4 +1,4 @@
-"""Catalog administration over real HTTP on the admin origin (issue 9 item 2, INV-07): retiring an item and
+"""Catalog administration over real HTTP on the admin origin (INV-07): retiring an item and
 provisioning a merchant, its source binding and its shipping policy are operator_admin decisions (AW-01) with the
 operator as actor; a refused request writes nothing and consumes no stream position."""
 

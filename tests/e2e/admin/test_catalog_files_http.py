@@ -1,4 +1,4 @@
-"""Item pictures and product classes over real HTTP on the admin origin (seed 004, issue 13 item 1): operator
+"""Item pictures and product classes over real HTTP on the admin origin (seed 004): operator
 session + CSRF, operator_admin for writes, viewer for reads; every error of the routes with its status, and a
 refused request persists nothing."""
 

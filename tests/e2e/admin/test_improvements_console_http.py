@@ -1,4 +1,4 @@
-"""The console's improvement pages over real HTTP (issue 12 item 1): an operator proposes one from the form, a
+"""The console's improvement pages over real HTTP: an operator proposes one from the form, a
 reviewer who did not write it approves it, the author is told someone else approves, refusals show on the page
 with nothing written."""
 

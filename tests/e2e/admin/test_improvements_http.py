@@ -1,4 +1,4 @@
-"""Improvements over real HTTP (issue 12 item 1): operators create one for a selection of stored captures, a
+"""Improvements over real HTTP: operators create one for a selection of stored captures, a
 reviewer who did not write it approves it, an operator abandons it; every move is recorded and only the moves of
 the lifecycle exist (draft → reviewer_approved → applied, draft / reviewer_approved → abandoned). Errors: 403
 FORBIDDEN (role; approving one's own), 404 NOT_FOUND (unknown, another tenant's, unknown catalog), 409

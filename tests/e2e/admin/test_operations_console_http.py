@@ -1,4 +1,4 @@
-"""The console's operations pages over real HTTP (issue 8 item 6): the collector fleet (the service of
+"""The console's operations pages over real HTTP: the collector fleet (the service of
 ``GET /v1/workers``), a decision's page (``GET /v1/decisions/{id}``) linked from the case's history, and "Release
 now" on a manual catalog (``POST /v1/releases``: operator_admin, CSRF, the Idempotency-Key made when the page was
 drawn). Per role: a viewer reads the fleet and the releases but a release is a 403 FORBIDDEN page; errors are

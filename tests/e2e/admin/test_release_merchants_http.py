@@ -1,4 +1,4 @@
-"""An operator's release publishes merchants too (issue 9 item 2, issue 8 item 4): ``POST /v1/releases`` over real
+"""An operator's release publishes merchants too: ``POST /v1/releases`` over real
 HTTP on a manual catalog whose merchant, source binding and shipping policy were accepted by operator decisions
 (AW-01) publishes them in its ``release.authorized`` event, remembers their revisions (``released_merchant``,
 ``released_merchant_source``, ``released_shipping_policy``), and the next release publishes only what changed;

@@ -1,4 +1,4 @@
-"""Releases over real HTTP (issue 8 item 4): ``POST /v1/releases`` and ``PUT /v1/catalogs/{id}/release-policy``
+"""Releases over real HTTP: ``POST /v1/releases`` and ``PUT /v1/catalogs/{id}/release-policy``
 with an operator_admin session from the development identity provider, over items that real resolution
 accepted. Each is an AW-01 decision (actor, rationale, the stream cursor lock); a refused request writes
 nothing. Errors: 401 SESSION_EXPIRED, 403 FORBIDDEN, 403 CSRF_REJECTED, 403 TENANT_SCOPE_DENIED, 404 NOT_FOUND,

@@ -1,4 +1,4 @@
-"""Improvement replays over real HTTP and the real replay stage (seed 003 if_replay_job; issue 12 items 2-3):
+"""Improvement replays over real HTTP and the real replay stage (seed 003 if_replay_job):
 ``POST /v1/improvements/{id}/replays`` fans out one resolution.replay.v1 message per selected capture, the
 ``replay`` stage re-runs each stored capture with the pinned versions (never re-fetching) and records a diff, and
 ``GET /v1/replays/{id}`` serves its summary. A dry run provably writes nothing outside its diff. One test per

@@ -1,4 +1,4 @@
-"""The review console in headless Chromium (issue 8 "Done when"): on a catalog with the manual release policy,
+"""The review console in headless Chromium: on a catalog with the manual release policy,
 log in through the development identity provider, open a case, map it to a candidate with the keyboard, see it
 leave the queue; then, logged in again as an operator_admin, press "Release now"; the platform's own stages relay
 the stream (AW-03) and apply it to the product projection (AW-04), and the item is on the public product API.

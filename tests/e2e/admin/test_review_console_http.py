@@ -1,4 +1,4 @@
-"""The review console's pages over real HTTP (issue 8 item 6): the login redirect, the decision form's CSRF
+"""The review console's pages over real HTTP: the login redirect, the decision form's CSRF
 token, role and Idempotency-Key, a stale form, the tenant switch, and the pages' security headers. The keyboard
 path in a real browser is test_review_console_browser.py."""
 

@@ -1,4 +1,4 @@
-"""Property-based contract testing of the admin API (issue 8 item 7): schemathesis generates requests for every
+"""Property-based contract testing of the admin API: schemathesis generates requests for every
 operation of the served OpenAPI and sends them over real HTTP with a logged-in operator_admin session (the
 session cookie and its CSRF token, from the development identity provider), over review cases that real
 resolution opened. Each response is checked: no server error, no status the contract does not document, every

@@ -110,7 +110,7 @@ def test_dev_serves_both_apis_and_dagster_and_sigkill_leaves_no_process_behind(
         assert len(items.json()["items"]) == 5  # the same database the demo wrote
         assert httpx.get(f"{intake}/openapi.json", timeout=5).status_code == 200
         assert httpx.get(f"{intake}/docs", timeout=5).status_code == 200
-        # The admin origin logs an operator in through the development identity provider (issue 8).
+        # The admin origin logs an operator in through the development identity provider.
         admin = f"http://127.0.0.1:{ports['admin']}"
         assert f"{admin}/auth/login" in dev.output
         with httpx.Client(base_url=admin, follow_redirects=True, timeout=10) as operator:

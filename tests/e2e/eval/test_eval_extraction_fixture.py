@@ -2,7 +2,7 @@
 (tests/fixtures/eval/zyte_benchmark_dev, see its PROVENANCE.md): the installed pa_schemaorg and np_core in one
 process, the benchmark's metric per attribute, one CSV row per page.
 
-The floors are the issue's targets (issue 11, Done when: price F1 >= 0.93, sku >= 0.85, availability >= 0.96 on
+The floors are the extraction quality targets (price F1 >= 0.93, sku >= 0.85, availability >= 0.96 on
 these pages), met by pa_schemaorg@2.0.0 (docs/adapter-authors.md has the numbers): a rule that loses precision
 or recall on these pages under a target fails here. A quality gate, not a timing."""
 
@@ -111,7 +111,7 @@ def test_a_pin_is_honoured_and_1_0_0_reads_less(tmp_path: Path) -> None:
 
 
 def test_a_pin_to_1_1_0_keeps_its_reading_where_2_0_0_reads_more(tmp_path: Path) -> None:
-    # Pages 1.1.0 misses and 2.0.0 gets (issue 11): a cookie dialog before the product (98c23afb), prices with
+    # Pages 1.1.0 misses and 2.0.0 gets: a cookie dialog before the product (98c23afb), prices with
     # and without VAT (453f5cc0), an instalment price before the buy link (412fe668), a glued currency code
     # on a sale (89d10150), another product's price in a link (14dc707e: the truth is no price).
     subset = _subset(tmp_path, ["98c23afb", "453f5cc0", "412fe668", "89d10150", "14dc707e"])

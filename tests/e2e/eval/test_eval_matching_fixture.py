@@ -1,6 +1,6 @@
 """``prw eval matching`` over a slice of the bundled Abt-Buy benchmark (tests/fixtures/eval/abt_buy, see its
 PROVENANCE.md) against a real, migrated database: catalog records become items, each listing goes through the
-identity stage's candidate path, the printed scores agree with the ``--out`` CSV (issue 11 item 3)."""
+identity stage's candidate path, the printed scores agree with the ``--out`` CSV."""
 
 from __future__ import annotations
 

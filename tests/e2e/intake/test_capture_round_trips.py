@@ -1,4 +1,4 @@
-"""Pins the database round trips of one capture (issue 7, capture throughput): POST /v1/captures served over HTTP,
+"""Pins the database round trips of one capture (capture throughput): POST /v1/captures served over HTTP,
 its main and control databases behind a counting proxy on loopback (tests/support/pg_proxy.py), the PostgreSQL
 resolution queue, the history epoch cached as in production (``PRW_INTAKE_EPOCH_CACHE_SECONDS``).
 

@@ -1,4 +1,4 @@
-"""Issue 7 deliverable 5, Done-when: ``prw collect`` against a real intake server on loopback, behind an ASGI
+"""``prw collect`` against a real intake server on loopback, behind an ASGI
 wrapper that answers 429 + Retry-After and 503, and drops connections before the app sees a request and after it
 processed a capture: every page ends with exactly one capture (the Idempotency-Key makes the retry a replay); a
 400 or 403 is reported once and never retried; revoked credentials stop the run with a clear report."""

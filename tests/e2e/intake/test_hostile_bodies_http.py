@@ -1,4 +1,4 @@
-"""Hostile request bodies on every intake route that takes one, over real HTTP (issue 6, hardened inputs).
+"""Hostile request bodies on every intake route that takes one, over real HTTP (hardened inputs).
 
 - Above the limit: 413 before the body is read and before the token is looked at, announced by Content-Length or
   streamed without one. JSON and form routes answer PAYLOAD_TOO_LARGE (no seed code; docs/collectors.md); the

@@ -1,4 +1,4 @@
-"""Hostile values on every intake route that takes them, over real HTTP (issue 6, hardened inputs): each is
+"""Hostile values on every intake route that takes them, over real HTTP (hardened inputs): each is
 if_capture_submit's 422 VALIDATION_FAILED, "Nothing persisted" (the token endpoint answers its RFC 6749 body).
 
 - text PostgreSQL cannot store (a NUL, a lone surrogate) in any string of a body, a path or a query string,

@@ -1,4 +1,4 @@
-"""The intake contract as a checked-in file (issue 7: ``schemas/openapi.yaml``, which holds the product origin's
+"""The intake contract as a checked-in file (``schemas/openapi.yaml``, which holds the product origin's
 part too, tests/support/openapi_contract.py): the running app's OpenAPI is its part, so a change to a route, a
 status or an error body is a visible change to the contract.
 

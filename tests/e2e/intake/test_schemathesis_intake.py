@@ -1,4 +1,4 @@
-"""Property-based contract testing of the intake API (issue 7): schemathesis generates requests for every
+"""Property-based contract testing of the intake API: schemathesis generates requests for every
 operation of the served OpenAPI, sends them over real HTTP with a real collector token, and checks each response:
 no server error, no status the contract does not document, every body and content type as documented.
 

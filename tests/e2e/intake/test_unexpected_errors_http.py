@@ -1,4 +1,4 @@
-"""What is left after validation, over real HTTP on the intake origin (issue 6, hardened inputs):
+"""What is left after validation, over real HTTP on the intake origin (hardened inputs):
 
 - a value the database refuses anyway (psycopg DataError: numeric overflow, invalid text representation) is
   if_capture_submit's 422 VALIDATION_FAILED, a statement timeout past its retry 503 STORAGE_UNAVAILABLE: never

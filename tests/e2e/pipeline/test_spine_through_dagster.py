@@ -1,4 +1,4 @@
-"""Issue 3, Done-when: from intake over HTTP, through the Dagster sensors and jobs, to GET /v1/items; the public
+"""The spine end to end: from intake over HTTP, through the Dagster sensors and jobs, to GET /v1/items; the public
 catalog does not change when the same captures arrive again; a relay crash between publish and mark changes
 nothing in the projection (AW-03 duplicates, AW-04 inbox dedupe)."""
 

@@ -1,5 +1,5 @@
 """The item list and item detail are ``async`` routes reading on the server's event loop
-(``Database.read_row_async``, issue 9 item 5): they answer as before, their connections are a pool of the
+(``Database.read_row_async``): they answer as before, their connections are a pool of the
 server's loop (``<application_name>-async`` in pg_stat_activity), and the app's lifespan closes that pool when the
 server stops, leaving the sync pool to its owner."""
 
@@ -33,7 +33,7 @@ def _backends(url: str, application_name: str) -> int:
 
 
 def test_the_hot_routes_are_coroutines() -> None:
-    # A sync route pays a hop to a worker thread per request (bench/README.md: 180 - 220 us of CPU).
+    # A sync route pays a hop to a worker thread per request (bench/README.md has its CPU cost).
     assert inspect.iscoroutinefunction(items.list_items)
     assert inspect.iscoroutinefunction(items.get_item)
 

@@ -1,4 +1,4 @@
-"""Gap closure (issue 9) on real parts: decisions committed by the decision service (AW-01), relayed to the
+"""Gap closure on real parts: decisions committed by the decision service (AW-01), relayed to the
 PostgreSQL accepted-change queue (AW-03), one delivery lost and one dead-lettered on the way, the product
 consumer (AW-04) stuck behind the gap, then the ``gaps`` stage fetching the stream from the resolver's export
 stream over HTTP (the intake app on loopback, GET /v1/exports/events, a product principal with exports:read) and
@@ -133,7 +133,7 @@ def test_lost_and_dead_lettered_deliveries_are_fetched_from_the_export_stream_an
         assert (progress.applied_position, progress.parked_count, progress.gap_opened_at) == (12, 0, None)
         # Nothing left to do: the pipeline (gaps included) is drained.
         assert not product.gap_closer.has_work()
-        # The durable position goes to resolver retention control once (issue 10), then nothing is left.
+        # The durable position goes to resolver retention control once, then nothing is left.
         assert run_stage(product, "progress").taken == 1
         assert set(drain(product).taken.values()) == {0}
 

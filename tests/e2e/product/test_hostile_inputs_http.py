@@ -1,4 +1,4 @@
-"""Hostile input on the public product API, over real HTTP (issue 6, hardened inputs). Public reads carry no
+"""Hostile input on the public product API, over real HTTP (hardened inputs). Public reads carry no
 identity, so every one of these is sent unauthenticated, as anyone could.
 
 - a body above the limit, on any route and method: 413 PAYLOAD_TOO_LARGE before it is read;

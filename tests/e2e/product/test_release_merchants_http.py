@@ -1,4 +1,4 @@
-"""Merchants reach the public API only through a release (issue 9 item 2, if_product_query "only released data is
+"""Merchants reach the public API only through a release (if_product_query "only released data is
 public"), on real parts: operator decisions on a manual catalog (AW-01), the relay (AW-03), the product consumer
 (AW-04) and the product app over HTTP. Before the operator's release nothing of the merchant is public; after it
 the merchant, its source and its policy are; a later policy stays private until the next release."""

@@ -1,4 +1,4 @@
-"""Released item pictures and class pictures in the public product API (seed 004, issue 13 item 5), on real parts:
+"""Released item pictures and class pictures in the public product API (seed 004), on real parts:
 items decided by the decision service (AW-01) on a manual catalog, pictures and classes saved through the managed
 file pipeline (each save an accepted change), the relay (AW-03), the product consumer (AW-04), releases, and the
 product app over HTTP reading the bytes from the managed store behind signed links.

@@ -1,4 +1,4 @@
-"""A retired item leaves the public catalog at the next release (INV-07, issue 9 item 2), on real parts: an item
+"""A retired item leaves the public catalog at the next release (INV-07), on real parts: an item
 created by the decision service (AW-01) on a manual catalog and released, retired by an operator's decision, the
 relay (AW-03), the product consumer (AW-04) and the product app over HTTP. Until the release it stays public;
 after it ``GET /v1/items/{id}`` is 404 NOT_FOUND, ``GET /v1/items`` no longer lists it and its listings have no

@@ -1,4 +1,4 @@
-"""Property-based contract testing of the product API (issue 9): schemathesis generates requests for every
+"""Property-based contract testing of the product API: schemathesis generates requests for every
 operation of the served OpenAPI (filters, classes, facets, cursors, ids), sends them over real HTTP to the
 product server over the released test catalog, and checks each response: no server error, no status the contract
 does not document, every body and content type as documented.

@@ -1,4 +1,4 @@
-"""The restore drill (issue 10 item 4; seed 003 if_projection_bootstrap "Fence restored history") on real parts:
+"""The restore drill (seed 003 if_projection_bootstrap "Fence restored history") on real parts:
 back up the resolver's schema (pg_dump), write more and deliver it, leave some deliveries in flight, restore the
 backup (pg_restore), fence: a NEW epoch from the control database, old workers fenced, the product rebuilt from
 restored state. The product then ignores every old-epoch delivery (audited, never relabeled) and converges on the

@@ -1,4 +1,4 @@
-"""Product rebuild into an isolated generation (issue 10 item 3; seed 003 if_projection_bootstrap "Load shadow",
+"""Product rebuild into an isolated generation (seed 003 if_projection_bootstrap "Load shadow",
 "Retrieve retained events", "Catch up and cut over") on real parts: decisions (AW-01), the relay (AW-03), the
 live product consumer (AW-04), the ``exports`` stage, the intake origin on loopback serving the export API to a
 product principal with exports:read, and the product origin answering public reads throughout.

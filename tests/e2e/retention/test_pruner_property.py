@@ -1,4 +1,4 @@
-"""Property (issue 10 "Done when"; seed 000 AW-03 "Prune"): whatever the interleaving of progress reports, lease
+"""Property (seed 000 AW-03 "Prune"): whatever the interleaving of progress reports, lease
 creation, renewal, advance, release, expiry and pruning, the pruner never removes an event at or above any live
 consumer's acknowledged progress or any unexpired lease pin, and only ever removes a contiguous prefix of
 published events whose retention age has elapsed.

@@ -1,4 +1,4 @@
-"""Product rebuild and epoch fencing as operations (issue 10 item 5 parts): the Dagster ``product_rebuild`` job an
+"""Product rebuild and epoch fencing as operations: the Dagster ``product_rebuild`` job an
 operator launches with config (progress in its logs, a ``product_projection`` materialization), the ``epoch_fence``
 job that refuses to run without explicit config, and the same operations as ``prw product rebuild`` and
 ``prw epoch fence``. Real PostgreSQL, the intake origin on loopback serving the export API, the platform from the

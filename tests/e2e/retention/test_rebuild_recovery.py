@@ -1,5 +1,5 @@
-"""Recovery from a dead rebuild, the bounded generation cleanup and the relay under an epoch fence (issue 10
-leftovers; seed 003 if_projection_bootstrap "Load shadow", "Catch up and cut over", "Fence restored history") on
+"""Recovery from a dead rebuild, the bounded generation cleanup and the relay under an epoch fence (seed 003
+if_projection_bootstrap "Load shadow", "Catch up and cut over", "Fence restored history") on
 the same real parts as ``test_product_rebuild_http``: decisions, the relay, the live consumer, the export API on
 loopback.
 

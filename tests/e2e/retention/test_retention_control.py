@@ -1,4 +1,4 @@
-"""Retention control and the pruner (issue 10 item 1; seed 000 AW-03 "Prune", seed 003 if_accepted_change
+"""Retention control and the pruner (seed 000 AW-03 "Prune", seed 003 if_accepted_change
 Delivery) on real parts: decisions committed by the decision service (AW-01), relayed (AW-03), applied by the
 product consumer (AW-04), its progress reported by the ``progress`` stage, pruned by the ``prune`` stage, on a
 clock the test moves."""

@@ -1,4 +1,4 @@
-"""Retention and exports in Dagster and on the command line (issue 10 item 5): ``prune_job`` records the
+"""Retention and exports in Dagster and on the command line: ``prune_job`` records the
 ``retention`` asset with the pruned-through position, the rows removed and the blocking consumer or lease; the
 ``retention`` checks (blocked too long, a lease near expiry); ``exports_job`` records each export as a
 materialization of the ``exports`` asset carrying its manifest; ``prw retention status|prune`` and

@@ -1,4 +1,4 @@
-"""Snapshot exports and the leased export stream (issue 10 item 2; seed 003 if_projection_bootstrap) on real
+"""Snapshot exports and the leased export stream (seed 003 if_projection_bootstrap) on real
 parts: decisions (AW-01), the relay (AW-03), the pruner, the ``exports`` stage, the intake origin on loopback and
 a product principal with scope exports:read. One test per error row of the seed's table (202 pending, 401
 CREDENTIAL_REVOKED, 403 TENANT_SCOPE_DENIED, 410 EXPORT_EXPIRED, 503 UNAVAILABLE), and the 410 rows of the

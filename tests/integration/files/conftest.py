@@ -180,7 +180,7 @@ class Rows:
             "item_picture",
             "product_class",
             "product_class_member",
-            # A save is an accepted change (issue 13 item 5): its decision, revision and events.
+            # A save is an accepted change: its decision, revision and events.
             "catalog_file_aggregate",
             "decision",
             "outbox",

@@ -1,4 +1,4 @@
-"""The files sweep and the cleanup consumer (seed 004 "Concurrency and Timing", issue 13 item 3), on the real
+"""The files sweep and the cleanup consumer (seed 004 "Concurrency and Timing"), on the real
 PostgreSQL queue and filesystem store, with a simulated clock (``prw_platform.clock``)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Property (seed 004, issue 13 item 3): over any interleaving of saves (new, kept, removed, shared-bytes and
+"""Property (seed 004): over any interleaving of saves (new, kept, removed, shared-bytes and
 failing saves), sweeps (including two overlapping ones), consumer deliveries (including redeliveries, duplicates
 and failing deliveries) and time, no file a saved record names is ever deleted or discarded, and once the system is
 left to settle every file no record names ends discarded or failed while every named one ends attached."""

@@ -1,4 +1,4 @@
-"""A save of pictures or classes is an accepted change (seed 004 + AW-01, issue 13 item 5): the record transaction
+"""A save of pictures or classes is an accepted change (seed 004 + AW-01): the record transaction
 locks the stream cursor, inserts the operator's decision and appends the ``item_pictures`` / ``product_class``
 event at the next contiguous position (INV-03), plus ``release.authorized`` on an automatic catalog; a manual
 catalog's next release publishes what changed, and removes a class deleted after it was published."""

@@ -1,4 +1,4 @@
-"""Saves of item pictures and product classes through the managed file pipeline (seed 004, issue 13 item 1): copy
+"""Saves of item pictures and product classes through the managed file pipeline (seed 004): copy
 before the record transaction (preparing -> ready), commit the prepared reference with the record (ready ->
 attached), abandon the copy when the save fails after copying, detach what a change or a deletion releases, keep
 an unchanged picture's reference."""

@@ -1,4 +1,4 @@
-"""Operators see collectors (issue 7 deliverable 4): ``prw workers [--json]`` and the Dagster asset
+"""Operators see collectors: ``prw workers [--json]`` and the Dagster asset
 ``collector_fleet`` with its check ``collectors_reporting``, over instances registered and heartbeating through
 the core (if_collector_bootstrap, if_heartbeat) at chosen moments of the platform clock.
 

@@ -1,4 +1,4 @@
-"""Operators see each dead-letter queue and re-drive its entries (issue 11, item 1): ``Platform.dead_letters``,
+"""Operators see each dead-letter queue and re-drive its entries: ``Platform.dead_letters``,
 ``prw dlq list | show | redrive``, and the Dagster asset ``dead_letter_queues`` with its check
 ``dead_letter_queues_empty``, over the real PostgreSQL queues of a migrated database."""
 

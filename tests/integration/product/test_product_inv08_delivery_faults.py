@@ -126,7 +126,7 @@ def serial_state(messages: list[dict[str, Any]], stream: StreamBuilder) -> dict[
             state["merchant_facts"].append(
                 (kind, aggregate_id, revision, json.dumps(payload, sort_keys=True))
             )
-    # Every observation of a listing, kept (issue 9: inventory history), whatever the delivery order.
+    # Every observation of a listing, kept (the inventory history), whatever the delivery order.
     state["inventory"] = sorted(
         (m["aggregate"]["id"], m["aggregate"]["revision"], m["payload"]["price"])
         for m in messages
@@ -267,7 +267,7 @@ def test_a_batch_in_position_order_applies_every_event(dbs: tuple[Database, Data
 
 
 # 4 x 500 = 2,000 examples in the suite, in four tests so that each stays within the suite's per-test timeout
-# and the xdist workers run them side by side (about 25 ms of Python per example; the rest is the database).
+# and the xdist workers run them side by side (an example costs Python time, not only the database's).
 PART = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

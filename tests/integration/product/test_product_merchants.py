@@ -1,4 +1,4 @@
-"""AW-04 for merchants, source bindings, shipping policies and inventory observations (issue 9 item 2), on a real
+"""AW-04 for merchants, source bindings, shipping policies and inventory observations, on a real
 PostgreSQL as product_app: the same dedupe / stale revision / dependency parking rules as items (INV-08), history
 kept for inventory, and nothing public until a release publishes it (if_product_query)."""
 

@@ -1,4 +1,4 @@
-"""The Queue contract (ADR-009, issue 2 item 6): every test runs on PostgreSQL and on SQS.
+"""The Queue contract (ADR-009): every test runs on PostgreSQL and on SQS.
 
 Short visibility timeouts (1 s) are used only where a message must come back; where a message must stay away,
 the timeout or delay is long (60 s and more) so that a slow machine cannot make a correct backend fail.

@@ -1,6 +1,6 @@
 """Review-case candidates on real rows of the Abt-Buy fixture (tests/fixtures/eval/abt_buy, see its PROVENANCE.md):
-pg_trgm title similarity plus model-number tokens and brand, ranked, with the reasons a reviewer reads (issue 11
-item 3); the same ranking without pg_trgm (the embedded server's case); and migration 0014_trgm itself."""
+pg_trgm title similarity plus model-number tokens and brand, ranked, with the reasons a reviewer reads;
+the same ranking without pg_trgm (the embedded server's case); and migration 0014_trgm itself."""
 
 from __future__ import annotations
 

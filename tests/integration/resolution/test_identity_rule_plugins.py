@@ -1,4 +1,4 @@
-"""Identity rules are plugins (issue 11 item 3): the resolution consumer asks the installed rules, records the
+"""Identity rules are plugins: the resolution consumer asks the installed rules, records the
 deciding rule as the decision's actor, and without a rule that maps them, identifiers naming an item go to
 review rather than to a second item."""
 

@@ -1,4 +1,4 @@
-"""``prw release CATALOG [--tenant T]`` (issue 8 item 4): the platform's release service at the command line,
+"""``prw release CATALOG [--tenant T]``: the platform's release service at the command line,
 over an item real resolution accepted on a manual catalog."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Staged resolution (if_resolution_job, issue 11 item 1): extract -> normalize -> identity, each stage one
+"""Staged resolution (if_resolution_job): extract -> normalize -> identity, each stage one
 ``resolution.job.v1`` message on its own queue, each writing its results, its inbox row and the next stage's job in
 one transaction.
 

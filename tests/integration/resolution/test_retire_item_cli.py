@@ -1,4 +1,4 @@
-"""``prw items retire ITEM --rationale R`` (INV-07, issue 9 item 2): an operator's decision that retires an item
+"""``prw items retire ITEM --rationale R`` (INV-07): an operator's decision that retires an item
 real resolution accepted. The item moves to revision + 1 with status ``retired`` (``catalog_item.updated``); the
 next release removes it (``retired_items``), once; exit 1 with NOT_FOUND or ITEM_RETIRED writes nothing."""
 

@@ -1,9 +1,9 @@
-"""Pins the database round trips of one decision (issue 8, decisions per second): ``decide`` as resolver_app,
+"""Pins the database round trips of one decision (decision throughput): ``decide`` as resolver_app,
 its connections behind a counting proxy on loopback (tests/support/pg_proxy.py).
 
-AW-01 runs in one transaction in pipeline mode. Before issue 8's change a create-and-map decision cost about ten
-round trips, one per read (cursor lock, idempotency key, source catalog, listing, item id, each identifier,
-mapping, release policy), then the writes with the cursor advance and the COMMIT. The reads are now sent
+AW-01 runs in one transaction in pipeline mode. Before its reads were pipelined a create-and-map decision cost
+about ten round trips, one per read (cursor lock, idempotency key, source catalog, listing, item id, each
+identifier, mapping, release policy), then the writes with the cursor advance and the COMMIT. The reads are now sent
 together right behind the cursor lock, which the server runs first, and judged afterwards in the seed's order:
 BEGIN, the tenant, the lock and every read in the first round trip; the writes and the cursor advance (whose row
 count is checked before the COMMIT) in the second; the COMMIT in the third. A change that adds one fails here.

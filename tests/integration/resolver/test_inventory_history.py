@@ -1,4 +1,4 @@
-"""The resolver's inventory history (migration 0021, issue 10): every accepted listing observation is appended to
+"""The resolver's inventory history (migration 0021): every accepted listing observation is appended to
 ``resolver.inventory_observation`` in the decision transaction that writes the listing's revision; the table is
 append-only for ``resolver_app``; a snapshot export reads it (``facts.inventory_history``)."""
 

@@ -1,4 +1,4 @@
-"""Issue 9 item 2, resolver side: operators provision merchants, bind sources to them and have shipping policies
+"""Merchants on the resolver side: operators provision merchants, bind sources to them and have shipping policies
 accepted, each a decision like any other fact (AW-01): immutable decision row, fact at revision + 1, outbox events
 ``merchant.*`` / ``shipping_policy.accepted`` at the next positions (INV-03), schema-valid (if_accepted_change)."""
 

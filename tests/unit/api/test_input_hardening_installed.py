@@ -1,5 +1,5 @@
-"""Every origin installs the input hardening, and every route of every router parses JSON the platform's way
-(issue 6): a new router or app that forgets it fails here, not in production."""
+"""Every origin installs the input hardening, and every route of every router parses JSON the platform's way:
+a new router or app that forgets it fails here, not in production."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 2, Done-when: `prw extract --adapter auto` on the ten metascraper shopping pages gives the price of
+"""`prw extract --adapter auto` on the ten metascraper shopping pages gives the price of
 expected_price.json for at least 8 of them. Run through the CLI (the adapter author's dry run), page by page."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Width and height from a picture's header (issue 13 item 5: "width/height if known"), for the four types the
+"""Width and height from a picture's header (the public API gives "width/height if known"), for the four types the
 pipeline admits, and None when the header does not say."""
 
 from __future__ import annotations

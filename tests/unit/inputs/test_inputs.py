@@ -1,4 +1,4 @@
-"""prw_platform.inputs: the domain rules for values from outside (issue 6, hardened inputs)."""
+"""prw_platform.inputs: the domain rules for values from outside (hardened inputs)."""
 
 from __future__ import annotations
 

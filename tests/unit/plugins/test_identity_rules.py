@@ -1,4 +1,4 @@
-"""Identity rules as plugins (issue 11 item 3): pins, the registry's order, the built-in strong identifier rule,
+"""Identity rules as plugins: pins, the registry's order, the built-in strong identifier rule,
 and how the identity stage asks them (``ask_rules``)."""
 
 from __future__ import annotations

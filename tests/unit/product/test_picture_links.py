@@ -1,4 +1,4 @@
-"""Signed read links of released pictures (seed 004, issue 13 item 5): no database, a filesystem store and a
+"""Signed read links of released pictures (seed 004): no database, a filesystem store and a
 simulated clock."""
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ def test_the_platform_registers_the_pipeline_stages_in_order_and_the_sweeper_bes
     assert registry[FILES_SWEEP].cron is not None
     assert registry[FILES_SWEEP].concurrency == 1
     assert registry[FILES_CLEANUP].concurrency == 2
-    # Issue 10: the pruner runs on its schedule, exports when one is requested; neither is part of the pipeline.
+    # The pruner runs on its schedule, exports when one is requested; neither is part of the pipeline.
     assert registry[PRUNE].cron is not None
     assert registry[EXPORTS].cron is None
     assert registry[REBUILD_CLEANUP].cron is not None

@@ -1,4 +1,4 @@
-"""Done-when of pa_schemaorg: the listing price of the ten metascraper-shopping pages (real shop pages, MIT).
+"""pa_schemaorg's acceptance test: the listing price of the ten metascraper-shopping pages (real shop pages, MIT).
 
 ``expected_price.json`` is upstream's expectation, transcribed from its ``test/price.test.js``; ``null`` means
 upstream expects no price. Every page is tested; the one the adapter reads differently is a strict xfail that

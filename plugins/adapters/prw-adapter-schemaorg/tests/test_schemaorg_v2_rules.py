@@ -1,4 +1,4 @@
-"""pa_schemaorg@2.0.0's rules (issue 11 item 2), one small hand-made page each, beside what @1.1.0 reads from the
+"""pa_schemaorg@2.0.0's rules, one small hand-made page each, beside what @1.1.0 reads from the
 same page: the positive case, and the precision traps it must not fall into (a list price beside the sale price,
 other products' prices, prices with and without VAT, instalments, converted amounts). @1.1.0 stays as it was
 (pins are honoured)."""

@@ -1,4 +1,4 @@
-"""Done-when (issue 2, item 9): the profile's price normalization matches >= 95% of price-parser's examples.
+"""The profile's price normalization matches >= 95% of price-parser's examples.
 
 A row matches when the amount equals the expected amount (no amount when the row expects none) and, where the
 row gives a currency, the currency text read equals it. Rows are read with their ``currency_hint``, which plays
