@@ -1,4 +1,4 @@
-"""Relay + apply throughput under disorder (issue 9, bench (a)), against a batched INSERT in the same run.
+"""Relay + apply throughput under disorder, against a batched INSERT in the same run.
 
     python bench/bench_apply.py [--events 100000] [--aggregates 10000] [--duplicates 0.2] [--drops 0.0]
                                 [--database-url URL] [--smoke]
@@ -254,8 +254,8 @@ def set_bench_data_aside() -> None:
     """Move what the bench itself holds (the generated stream, its JSON bodies: about 15 tracked objects per event)
     out of the collector's reach before a measured phase, as ``gc.freeze`` does for a server's start-up objects.
     Without it every full collection in the measured phase walks the bench's 1.5 million objects at 100,000
-    events: 18% of the apply's wall time at 20,000 events (2.06 s of 11.3 s), a cost a consumer process, which
-    holds none of them, never pays."""
+    events, a cost a consumer process, which holds none of them, never pays (bench/README.md has its share of
+    the apply's wall time)."""
     gc.collect()
     gc.freeze()
 

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = ROOT / "cli" / "prw_cli" / "demo_pages"
 ONE_PAGE = PAGES / "extruct_samples" / "schema.org_product.html"
 PRW = str(Path(sys.executable).parent / "prw")
-#: `prw --help` should cost at most this much over the bare interpreter (issue 6, deliverable 7).
+#: `prw --help` should cost at most this much over the bare interpreter (commands are imported lazily).
 HELP_TARGET_S = 0.5
 
 

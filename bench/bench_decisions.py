@@ -1,4 +1,4 @@
-"""Decisions per second (issue 8), on one stream and on 8 streams, beside a bare psycopg transaction doing the
+"""Decisions per second, on one stream and on 8 streams, beside a bare psycopg transaction doing the
 same row writes, in the same run.
 
     python bench/bench_decisions.py [--decisions 2000] [--blocks 4] [--database-url URL] [--smoke]

@@ -1,4 +1,4 @@
-"""Durable captures per second over HTTP through ``prw serve intake`` (issue 7), against a bare FastAPI + psycopg
+"""Durable captures per second over HTTP through ``prw serve intake``, against a bare FastAPI + psycopg
 server measured in the same run.
 
     python bench/bench_intake.py [--captures 400] [--blocks 2] [--workers 2] [--database-url URL] [--smoke]

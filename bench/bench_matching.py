@@ -1,5 +1,5 @@
-"""What ``prw eval matching`` costs, beside the bare SQL work of the same evaluation in the same run (issue 11,
-Done when: "bench/: ... the eval commands' wall time").
+"""What ``prw eval matching`` costs, beside the bare SQL work of the same evaluation in the same run (the eval
+commands' wall time).
 
     python bench/bench_matching.py [--listings 702] [--rounds 2] [--database-url URL] [--smoke]
 

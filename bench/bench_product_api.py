@@ -1,4 +1,4 @@
-"""Public reads per second over HTTP through ``prw serve product`` (issue 9, if_product_query), against a bare
+"""Public reads per second over HTTP through ``prw serve product`` (if_product_query), against a bare
 FastAPI + psycopg server reading the same rows, measured in the same run.
 
     python bench/bench_product_api.py [--load wrk|threads] [--seconds 5] [--requests 3000] [--items 2000]
@@ -15,10 +15,10 @@ Two servers run side by side on the same PostgreSQL server, each with ``--worker
 Two measurements, at 1, 8 and 32 concurrent clients (each with its own keep-alive HTTP connection), in ``--blocks``
 blocks that alternate which server goes first. The load comes from one of two generators (``--load``):
 
-- ``wrk`` (the default when ``wrk`` is on PATH; Debian: ``apt-get install wrk``), as the issue measured: a C load
-  generator (two threads, ``--seconds`` per block) whose Lua script picks each request's path at random from the
-  same list; it leaves the two cores to the servers and PostgreSQL, where Python client threads took 0.5 - 0.7 ms
-  of CPU per request, as much as the bare server's own. A measurement's p50 and p99 are the means of its blocks'
+- ``wrk`` (the default when ``wrk`` is on PATH; Debian: ``apt-get install wrk``): a C load generator (two
+  threads, ``--seconds`` per block) whose Lua script picks each request's path at random from the same list; it
+  leaves the two cores to the servers and PostgreSQL, where Python client threads cost as much CPU per request as
+  the bare server's own (bench/README.md). A measurement's p50 and p99 are the means of its blocks'
   (wrk reports percentiles per run);
 - ``threads``: one Python thread per client (httpx), ``--requests`` per measurement; every latency is kept, and
   the percentiles are those of all of them.
@@ -139,7 +139,8 @@ def analyze_public_tables(owner_url: str) -> None:
     deployment (its naptime is 60 s): a run of this length would otherwise measure the first minutes' plans
     made without them. As the tables' owner: for ``product_app`` (the service's role) ANALYZE only warns and
     skips, which is what an earlier version of this script did, and the item detail then read its listings
-    through the primary key, filtering the whole release (4 ms of backend CPU per request instead of 0.4)."""
+    through the primary key, filtering the whole release (bench/README.md, "Statistics, and
+    one statement per read")."""
     tables = ("public_item", "public_listing", "public_item_pictures", "release_pointer", "projected_scope")
     with psycopg.connect(owner_url, autocommit=True) as conn:
         for table in tables:

@@ -1,4 +1,4 @@
-"""Outbox pruner throughput (issue 10; AW-03 "Prune") against a plain DELETE of the same rows in the same run.
+"""Outbox pruner throughput (AW-03 "Prune") against a plain DELETE of the same rows in the same run.
 
     python bench/bench_pruner.py [--rows 1000000] [--round 100000] [--database-url URL] [--smoke]
 

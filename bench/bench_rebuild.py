@@ -1,4 +1,4 @@
-"""Product rebuild throughput (issue 10 item 3): snapshot export + shadow load + cutover of N aggregates, against a
+"""Product rebuild throughput: snapshot export + shadow load + cutover of N aggregates, against a
 COPY of the same rows into a plain table in the same run.
 
     python bench/bench_rebuild.py [--n 1000000] [--database-url URL] [--smoke]

@@ -1,4 +1,4 @@
-"""Improvement replays (issue 12): replayed captures per second beside fresh resolution of the same captures in
+"""Improvement replays: replayed captures per second beside fresh resolution of the same captures in
 the same run.
 
     python bench/bench_replay.py [--captures 63] [--rounds 2] [--database-url URL] [--smoke]

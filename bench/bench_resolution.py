@@ -1,6 +1,5 @@
 """Staged resolution (if_resolution_job: extract -> normalize -> identity) on real pages, beside the raw adapter
-parse of the same pages in the same run (issue 11: "captures resolved per second on real pages, beside the raw
-adapter parse time of the same pages in the same run (the platform's overhead as a ratio)").
+parse of the same pages in the same run: captures resolved per second, and the platform's overhead as a ratio.
 
     python bench/bench_resolution.py [--copies 3] [--database-url URL] [--smoke]
 

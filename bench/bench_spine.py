@@ -1,4 +1,4 @@
-"""The spine's two benchmarks (issue 3), each against a baseline measured in the same run.
+"""The spine's two benchmarks, each against a baseline measured in the same run.
 
     python bench/bench_spine.py [--decisions 10000] [--captures 50] [--database-url URL] [--smoke]
 
