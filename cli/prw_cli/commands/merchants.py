@@ -1,4 +1,4 @@
-"""``prw merchants``: merchants provisioned for sources by operators (issue 9 item 2); the admin API has the same.
+"""``prw merchants``: merchants provisioned for sources by operators; the admin API has the same.
 
 Each command is a decision (AW-01): the fact at revision + 1, an immutable decision row and its outbox event
 (``merchant.created`` / ``merchant.updated``, ``merchant.source_bound``, ``shipping_policy.accepted``); a catalog

@@ -1,4 +1,4 @@
-"""``prw product rebuild`` and ``prw epoch fence`` (issue 10 items 3-4): the operations the Dagster
+"""``prw product rebuild`` and ``prw epoch fence``: the operations the Dagster
 ``product_rebuild`` and ``epoch_fence`` jobs run, from the command line, through the same platform services
 (``Platform.product_rebuild``, ``Platform.epoch_fencing``). Progress shows while they run (rich); the result prints
 as a table.

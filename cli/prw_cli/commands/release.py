@@ -1,4 +1,4 @@
-"""``prw release CATALOG [--tenant T]``: release a catalog's accepted state now (issue 8 item 4), through the same
+"""``prw release CATALOG [--tenant T]``: release a catalog's accepted state now, through the same
 platform service as the admin origin's ``POST /v1/releases`` (``Platform.decisions``, AW-01: the stream cursor
 lock, an immutable decision with the operator as actor, the release authorization and its outbox event in one
 transaction). Prints the release as a table (or ``--json``). Nothing to release exits 1 with

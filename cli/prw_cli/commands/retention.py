@@ -1,4 +1,4 @@
-"""``prw retention status | prune`` and ``prw export snapshot`` (issue 10): the operations the Dagster ``retention``
+"""``prw retention status | prune`` and ``prw export snapshot``: the operations the Dagster ``retention``
 asset, ``prune_job`` and ``exports_job`` run, from the command line, through the same platform services and stages
 (``Platform.retention_status``, the ``prune`` stage's ``Platform.pruner``, ``Platform.snapshot_exports``).
 

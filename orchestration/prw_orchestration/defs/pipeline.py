@@ -48,7 +48,7 @@ _KNOWN_NAMES = {
     # Seed 004 (the stage names have a hyphen, which Dagster names cannot).
     "files-sweep": DagsterNames("sweep_catalog_files", "files_sweep_job", "", "files_sweep_schedule"),
     "files-cleanup": DagsterNames("clean_up_catalog_files", "files_cleanup_job", "files_cleanup_sensor", ""),
-    # Issue 10 item 3.
+    # Drops the generations finished product rebuilds left.
     "rebuild-cleanup": DagsterNames(
         "clean_up_rebuild_generations", "rebuild_cleanup_job", "", "rebuild_cleanup_schedule"
     ),
@@ -56,7 +56,7 @@ _KNOWN_NAMES = {
 
 
 #: A stage whose runs also record an asset's new state: a replay run's diff summary is the
-#: ``improvement_replays`` asset's metadata (issue 12 item 4), visible as soon as the run ends.
+#: ``improvement_replays`` asset's metadata, visible as soon as the run ends.
 _MATERIALIZES: dict[str, tuple[str, Callable[[PlatformResource], dict[str, Any]]]] = {
     "replay": ("improvement_replays", replay_metadata),
 }

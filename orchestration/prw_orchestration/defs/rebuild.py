@@ -1,4 +1,4 @@
-"""Product rebuild and history epoch fencing in Dagster (issue 10 items 3-5; seed 003 if_projection_bootstrap).
+"""Product rebuild and history epoch fencing in Dagster (seed 003 if_projection_bootstrap).
 
 * ``product_rebuild`` job: an operator launches it from the UI with config (tenant, catalog, optional target H).
   Its op runs ``Platform.product_rebuild`` (the same operation as ``prw product rebuild``), logging each phase's

@@ -1,5 +1,4 @@
-"""Retention and snapshot exports in Dagster (issue 10 item 5; seed 000 AW-03 "Prune"; seed 003
-if_projection_bootstrap).
+"""Retention and snapshot exports in Dagster (seed 000 AW-03 "Prune"; seed 003 if_projection_bootstrap).
 
 * ``prune_job`` (schedule ``prune_schedule``, the ``prune`` stage's cron): one op running the core runtime's
   ``prune`` stage, then recording a materialization of the ``retention`` asset with the pruned-through position P

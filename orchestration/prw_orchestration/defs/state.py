@@ -67,7 +67,7 @@ def accepted_change_stream(platform: PlatformResource) -> dg.MaterializeResult[N
 @dg.asset(
     group_name=GROUP,
     deps=[],
-    description="Gap closure (issue 9): per projected stream, the lag behind the committed stream, parked events and "
+    description="Gap closure: per projected stream, the lag behind the committed stream, parked events and "
     "how long its first gap has been open. Observed (never materialized: it writes nothing).",
 )
 def product_gaps(platform: PlatformResource) -> dg.MaterializeResult[None]:
@@ -286,7 +286,7 @@ def dead_letter_queues_empty(platform: PlatformResource) -> dg.AssetCheckResult:
 
 @dg.asset(
     group_name=GROUP,
-    description="Improvement replays (issue 12, if_replay_job): the newest replays with what their diffs change "
+    description="Improvement replays (if_replay_job): the newest replays with what their diffs change "
     "(captures whose claims, attributes or identity outcome change, new review cases, errors) and a sample of "
     "changed captures, so a reviewer can judge an upgrade before approving apply.",
 )
