@@ -176,7 +176,7 @@ class Settings(BaseSettings):
     operator_oidc: OperatorOidcSettings = Field(default_factory=OperatorOidcSettings)
     #: ``PRW_DEV_IDP__USERS='[{"subject": "ada", "name": "Ada", "tenants": {"ten_primary": "operator_admin"}}]'``.
     dev_idp: DevIdpSettings = Field(default_factory=DevIdpSettings)
-    #: Gap closure (issue 9): where the product consumer reads the resolver's export stream (the intake origin,
+    #: Gap closure: where the product consumer reads the resolver's export stream (the intake origin,
     #: e.g. ``http://127.0.0.1:8000``) and the product principal's client credentials (a client with scope
     #: ``exports:read``: ``prw clients create ... --scope exports:read`` without ``--source``). Unset: gaps are reported, not closed.
     exports_url: str | None = None
@@ -198,7 +198,7 @@ class Settings(BaseSettings):
     #: A running rebuild renews its heartbeat with its export lease (every minute); one whose heartbeat is older
     #: than this is stale, and ``prw product rebuild --abandon`` may abandon it (its process died).
     rebuild_stale_after_seconds: int = Field(default=600, ge=1)
-    #: Retention (issue 10, AW-03 "Prune"): a published event stays at least this long (then only while a live
+    #: Retention (AW-03 "Prune"): a published event stays at least this long (then only while a live
     #: consumer or a rebuild lease still needs it).
     retention_age_seconds: int = Field(default=7 * 86_400, ge=0)
     #: A rebuild lease lives this long unless renewed (if_projection_bootstrap "Renew the lease throughout").

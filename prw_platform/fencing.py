@@ -1,4 +1,4 @@
-"""History epoch fencing after a restore (issue 10 item 4; seed 003 if_projection_bootstrap "Fence restored
+"""History epoch fencing after a restore (seed 003 if_projection_bootstrap "Fence restored
 history": "Pause writers, relay, consumers and public serving; issue a NEW epoch in a trusted control plane outside
 the restored database. Fence old workers; abandon old events without relabeling; initialize a new cursor and
 rebuild from restored state. Audit and terminally ignore old-epoch deliveries.").

@@ -35,7 +35,7 @@ from prw_platform.resolver.reports import (
 
 @dataclass(frozen=True, slots=True)
 class StreamGap:
-    """One projected stream as gap closure sees it (issue 9): lag, parked events and how long its first gap has
+    """One projected stream as gap closure sees it: lag, parked events and how long its first gap has
     been open; ``overdue`` when that is longer than the alert threshold (``PRW_GAP_ALERT_AFTER_SECONDS``)."""
 
     tenant_id: str
@@ -70,7 +70,7 @@ class OperatorReports:
         return resolver.capture_counts(self._db)
 
     def replay_summaries(self, limit: int = 20) -> list[ReplaySummaryRow]:
-        """The newest improvement replays with their diff summaries (issue 12)."""
+        """The newest improvement replays with their diff summaries."""
         return resolver.replay_summaries(self._db, limit)
 
     def stream_statuses(self) -> list[StreamStatus]:

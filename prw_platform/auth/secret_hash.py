@@ -8,8 +8,8 @@ import hashlib
 import hmac
 import secrets
 
-# OWASP's scrypt minimum (N=2^17, r=8, p=1) costs ~128 MiB per check; N=2^14 keeps a token request near 30 ms
-# and 16 MiB, proportionate for 256-bit random secrets that no dictionary contains.
+# OWASP's scrypt minimum (N=2^17, r=8, p=1) costs 128 MiB per check; N=2^14 keeps a token request cheap
+# (bench/README.md) at 16 MiB, proportionate for 256-bit random secrets that no dictionary contains.
 _N = 2**14
 _R = 8
 _P = 1

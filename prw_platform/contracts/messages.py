@@ -20,8 +20,8 @@ RESOLUTION_JOB_SCHEMA_VERSION: Final = "resolution.job/1"
 RESOLUTION_REPLAY_SCHEMA_VERSION: Final = "resolution.replay/1"
 #: At run time a message is checked against the schema WITHOUT its type → payload union (``allOf``); the payload
 #: is checked by the model of its type (``EventType.parse``), which that union is generated from: the same
-#: contract, but jsonschema walking a payload cost ~1.2 ms per event, five times the rest of the parse, on both the
-#: decision (AW-01) and the apply (AW-04) path. Tests validate against the whole schema.
+#: contract, without jsonschema walking every payload on the decision (AW-01) and the apply (AW-04) path, where
+#: it cost more than the rest of the parse (bench/README.md). Tests validate against the whole schema.
 PAYLOAD_UNION: Final = frozenset({"allOf"})
 
 

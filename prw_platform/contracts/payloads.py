@@ -335,7 +335,7 @@ class ReleasePayload(EventPayload):
         default=(),
         description="Retired items this release removes from the public catalog, with the listings they owned.",
     )
-    # Defaults: a release written before managed pictures existed publishes none (seed 004, issue 13 item 5).
+    # Defaults: a release written before managed pictures existed publishes none (seed 004).
     item_pictures: tuple[ReleasedItemPictures, ...] = Field(
         default=(), description="Item pictures revisions this release publishes."
     )

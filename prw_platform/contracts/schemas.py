@@ -56,7 +56,7 @@ def validate(name: str, document: object, *, without: frozenset[str] = frozenset
     the payload union (``allOf``) that accepted-change messages check with the models it was generated from.
 
     A compiled validator (jsonschema-rs, which checks every format) answers first: a valid document, the common
-    case on the apply path, costs a few microseconds instead of about a millisecond (bench/bench_apply.py). Only
+    case on the apply path, never pays for jsonschema's much slower walk (bench/README.md). Only
     a document it refuses goes through ``jsonschema``, whose errors (and verdict) are the ones reported."""
     if _fast_validator(name, without).is_valid(document):
         return

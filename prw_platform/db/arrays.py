@@ -1,9 +1,9 @@
 """Array parameters as PostgreSQL array literals, for the set-based statements of the hot paths.
 
-psycopg dumps a Python list element by element in Python (``ListDumper``): about 1.3 µs per element, which made
-parameter conversion 13% of product apply time at 400 deliveries per transaction (bench/bench_apply.py, py-spy).
+psycopg dumps a Python list element by element in Python (``ListDumper``), which made parameter conversion a
+visible share of product apply time at 400 deliveries per transaction (bench/README.md, "Profile-driven trims").
 The same array written as one literal string by ``str.join`` and cast in the statement (``%s::text[]``) converts
-five times faster and reaches the server as the same value. Use them where a statement takes long arrays; a short
+much faster and reaches the server as the same value. Use them where a statement takes long arrays; a short
 ``= ANY(%s)`` is fine as a list.
 
 The literal syntax is PostgreSQL's (docs: "Array Value Input"): every text element double-quoted with ``\\`` and
@@ -42,6 +42,6 @@ def int_array(values: Iterable[int | None]) -> str:
 
 
 def json_array(documents: Iterable[Any]) -> str:
-    """The literal of a ``text[]`` of JSON documents (cast each: ``f::jsonb``), serialized by pydantic-core (3.5x
-    ``json.dumps`` on an accepted change; UTF-8, not ``\\u`` escapes: the same jsonb value)."""
+    """The literal of a ``text[]`` of JSON documents (cast each: ``f::jsonb``), serialized by pydantic-core (faster
+    than ``json.dumps``; UTF-8, not ``\\u`` escapes: the same jsonb value)."""
     return text_array(to_json(document).decode() for document in documents)

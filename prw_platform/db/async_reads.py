@@ -1,10 +1,10 @@
 """One-statement reads on the caller's event loop: ``Database.read_row_async`` (if_db, INV-06).
 
 The public API's hottest routes (``GET /v1/items``, ``GET /v1/items/{id}``) are ``async``: a sync route costs a
-hop to a worker thread and back per request, 180 - 220 us of CPU on the 2-core machine of bench/ against 40 us for
-the same trivial route served on the loop, where a whole item detail costs the bare FastAPI + psycopg endpoint
-about 600 us. Their one statement runs on a psycopg ``AsyncConnectionPool`` (about 50 us more CPU per statement
-than a sync connection: the rest is saved).
+hop to a worker thread and back per request, several times the CPU of the same trivial route served on the loop
+and a large share of a whole item detail (bench/README.md, "Public reads over HTTP"). Their one statement runs on
+a psycopg ``AsyncConnectionPool``, which costs a little more CPU per statement than a sync connection: far less
+than the hop saves.
 
 Same contract as ``Database.read_row``: one SELECT in autocommit, its own read-only snapshot; the connections act
 as the database's role, their sessions read-only by default, and the session's ``app.tenant_id`` is the tenant of

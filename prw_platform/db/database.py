@@ -106,8 +106,8 @@ class Database:
             conn.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(self.role)))
         conn.execute("SELECT set_config('statement_timeout', %s, false)", (str(self._statement_timeout_ms),))
         conn.autocommit = False
-        # json/jsonb columns are parsed by pydantic-core (2.2x ``json.loads`` on an accepted change, the same
-        # Python values): product apply reads a queue body and parked messages per delivery.
+        # json/jsonb columns are parsed by pydantic-core (faster than ``json.loads``, the same Python
+        # values): product apply reads a queue body and parked messages per delivery.
         set_json_loads(from_json, conn)
 
     def open(self, wait: bool = True) -> Database:
@@ -216,9 +216,9 @@ class Database:
 
         INV-06: the tenant is the connection's *session* setting of ``app.tenant_id``, set the first time the
         connection serves this tenant (``_pin_tenant``); every transaction (``run``, ``transaction``) still sets
-        its own with ``is_local``, which overrides the session's until it ends. Measured on one connection
-        against a BEGIN READ ONLY / tenant / statement / COMMIT pipeline (the previous form): 0.34 - 0.37 vs
-        0.61 - 0.68 ms of client CPU and 0.31 - 0.34 vs 0.37 - 0.41 ms of backend CPU per item detail."""
+        its own with ``is_local``, which overrides the session's until it ends. Cheaper in client and backend
+        CPU than the previous form, a BEGIN READ ONLY / tenant / statement / COMMIT pipeline (bench/README.md,
+        "Statistics, and one statement per read")."""
         return self._run(
             lambda conn: conn.execute(statement, params).fetchone, tenant_id=tenant_id, alone=True
         )

@@ -1,4 +1,4 @@
-"""Embedded PostgreSQL (issue 2: the default when no database URL is configured).
+"""Embedded PostgreSQL (the default when no database URL is configured).
 
 The ``pgserver`` wheel ships PostgreSQL 16 binaries; the server keeps its data under the project's data folder and
 listens on a Unix socket only, so it never collides with a server on 5432.

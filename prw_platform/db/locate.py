@@ -1,4 +1,4 @@
-"""Where the databases are: the configured server, or the embedded one (issue 2 item 4)."""
+"""Where the databases are: the configured server, or the embedded one."""
 
 from __future__ import annotations
 

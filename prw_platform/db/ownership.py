@@ -1,4 +1,4 @@
-"""Which module owns each table (issue 6): the one place the ownership rule is written down.
+"""Which module owns each table: the one place the ownership rule is written down.
 
 STYLE.md: "SQL lives next to the module that owns the table; another module calls that module, it does not query
 the table." Every table is written by exactly one module, its owner, and read by others only through it. The
@@ -59,7 +59,7 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "resolver.stream_cursor": "prw_platform.resolver.stream.cursor",
         "resolver.outbox": "prw_platform.resolver.stream.outbox",
         "resolver.outbox_relay_pause": "prw_platform.resolver.stream.outbox",
-        # Retention control and snapshot exports (issue 10, AW-03 "Prune", if_projection_bootstrap).
+        # Retention control and snapshot exports (AW-03 "Prune", if_projection_bootstrap).
         "resolver.retention_stream": "prw_platform.resolver.stream.retention",
         "resolver.retention_consumer": "prw_platform.resolver.stream.retention",
         "resolver.retention_lease": "prw_platform.resolver.stream.retention",
@@ -76,7 +76,7 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "resolver.released_shipping_policy": "prw_platform.resolver.decisions.releases",
         "resolver.merchant_source": "prw_platform.resolver.decisions.merchants",
         "resolver.shipping_policy": "prw_platform.resolver.decisions.merchants",
-        # Improvements and replays (issue 12), listed by the admin origin (if_admin_read).
+        # Improvements and replays, listed by the admin origin (if_admin_read).
         "resolver.improvement": "prw_platform.resolver.improvements.store",
         "resolver.improvement_transition": "prw_platform.resolver.improvements.store",
         "resolver.replay": "prw_platform.resolver.improvements.replay_store",
@@ -111,7 +111,7 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "product.product_class_projection": "prw_platform.product.consumer.picture_projection",
         "product.progress": "prw_platform.product.progress",
         "product.projected_scope": "prw_platform.product.scopes",
-        # Product rebuilds into an isolated generation (issue 10 item 3, if_projection_bootstrap).
+        # Product rebuilds into an isolated generation (if_projection_bootstrap).
         "product.rebuild": "prw_platform.product.rebuild.records",
         # The released public snapshot: written by releases.py, read by queries.py, both through this module.
         "product.public_item": "prw_platform.product.public.store",

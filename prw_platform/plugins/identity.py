@@ -1,4 +1,4 @@
-"""Identity rules (issue 11 item 3): what a rule plugin sees and what it may answer.
+"""Identity rules: what a rule plugin sees and what it may answer.
 
 A rule decides whether a listing that the platform could not settle on its own belongs to one of the catalog's
 items. It sees the listing's identifiers and title and the items the platform found for it: those its strong

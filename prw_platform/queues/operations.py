@@ -1,5 +1,4 @@
-"""What an operator does with the dead-letter queues (issue 11: "Operators see each DLQ and can re-drive a
-message"): a summary per queue, the entries of one, one entry, and the re-drive of some or all of them.
+"""What an operator does with the dead-letter queues: a summary per queue, the entries of one, one entry, and the re-drive of some or all of them.
 
 Each queue is opened with the role of its consumer (the one that dead-letters its messages, ADR-009), so the
 operations act exactly as that consumer may. A re-driven entry goes back to its queue as a new message with the

@@ -436,7 +436,7 @@ def assist_backlog(
 
 @dataclass(frozen=True, slots=True)
 class ReplaySummaryRow:
-    """One improvement replay with its diff summary (the ``improvement_replays`` asset, issue 12 item 4)."""
+    """One improvement replay with its diff summary (the ``improvement_replays`` asset)."""
 
     tenant_id: str
     improvement_id: str

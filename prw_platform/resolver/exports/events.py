@@ -1,4 +1,4 @@
-"""The resolver's export stream (if_projection_bootstrap "Retrieve retained events", issue 9 gap closure):
+"""The resolver's export stream (if_projection_bootstrap "Retrieve retained events", gap closure):
 ``GET /v1/exports/events?after=W&history_epoch=E&limit=N`` serves a product principal the committed, authorized
 events of its catalog's stream after position W, in position order.
 
@@ -11,7 +11,7 @@ One REPEATABLE READ READ ONLY snapshot reads the committed cursor H of the strea
 positions are allocated under the cursor lock and commit in position order (AW-01), so every event at or below H
 is committed and visible, and the page never shows a hole.
 
-Retention (issue 10): the same snapshot reads the pruned-through cursor P. A cursor ``after < P`` is stale (the
+Retention: the same snapshot reads the pruned-through cursor P. A cursor ``after < P`` is stale (the
 positions after it are pruned): 410 EXPORT_EXPIRED, restart from a new export. With ``lease_id`` (a rebuild's
 catch-up), the lease must pin this stream and be neither expired nor released, also 410 otherwise. The live
 consumer reports its durable progress here as well (``POST /v1/exports/progress``, ``report_progress``).

@@ -1,4 +1,4 @@
-"""Snapshot exports (issue 10 item 2; seed 003 if_projection_bootstrap): ``POST /v1/exports/snapshots``,
+"""Snapshot exports (seed 003 if_projection_bootstrap): ``POST /v1/exports/snapshots``,
 ``GET /v1/exports/snapshots/{id}`` and the ``exports`` stage that builds them.
 
 The export job follows the seed's Delivery field step by step (``SnapshotExports.run_export``):

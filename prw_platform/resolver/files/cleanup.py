@@ -1,4 +1,4 @@
-"""The files sweep and the cleanup consumer (seed 004 "Concurrency and Timing", issue 13 item 3).
+"""The files sweep and the cleanup consumer (seed 004 "Concurrency and Timing").
 
 The sweep (stage ``files-sweep``, run as ``resolver_sweeper`` across tenants, on a schedule with concurrency one)
 claims due detached and abandoned files with ``FOR UPDATE SKIP LOCKED`` (two overlapping sweeps claim disjoint

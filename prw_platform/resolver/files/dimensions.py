@@ -1,4 +1,4 @@
-"""A picture's width and height in pixels, read from its header (issue 13 item 5: the public API gives them "if
+"""A picture's width and height in pixels, read from its header (the public API gives them "if
 known"). Pure: the bytes in, ``(width, height)`` or None when the header does not say (a truncated or unusual
 file). Only the four types ``sources.sniff_picture`` admits: PNG, JPEG, GIF, WebP."""
 

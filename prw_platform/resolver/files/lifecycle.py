@@ -48,7 +48,7 @@ class InvalidTransition:
     why: str
 
 
-#: Seed 004 "transitions", word for word, plus the operator's retry of a failed cleanup (issue 13 item 3).
+#: Seed 004 "transitions", word for word, plus the operator's retry of a failed cleanup.
 TRANSITIONS: Final[tuple[Transition, ...]] = (
     Transition(
         "preparing",

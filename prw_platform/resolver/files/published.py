@@ -1,4 +1,4 @@
-"""What the accepted-change stream carries of the owner records (seed 004, issue 13 item 5): an item's pictures
+"""What the accepted-change stream carries of the owner records (seed 004): an item's pictures
 (``item_pictures``, aggregate id the item id) and a product class (``product_class``), each as its full state at a
 revision, built from the saved records and their files' content addresses.
 

@@ -163,7 +163,7 @@ def references(conn: Connection, tenant_id: str, file_ids: Sequence[str]) -> set
     return set(rows)
 
 
-# -- The accepted-change aggregates of the owner records (issue 13 item 5). ---------------------------------------
+# -- The accepted-change aggregates of the owner records. ---------------------------------------------------------
 #: ``item_pictures`` (aggregate id: the item id) and ``product_class``: every save bumps its aggregate's revision
 #: under the stream cursor lock, in the record transaction (AW-01), and appends the event at that revision.
 

@@ -1,4 +1,4 @@
-"""Saves of pictures and product classes (seed 004, issue 13 item 1): copy first, then commit the reference.
+"""Saves of pictures and product classes (seed 004): copy first, then commit the reference.
 
 Every save follows STATE-COM-CAT-004:
 
@@ -13,7 +13,7 @@ Every save follows STATE-COM-CAT-004:
    due instant.
 3. When the record transaction fails after the copies, the copies go ready -> abandoned (the sweep cleans them).
 
-Every record transaction is also an accepted change (issue 13 item 5, ``publication``): it locks the stream cursor
+Every record transaction is also an accepted change (``publication``): it locks the stream cursor
 first (AW-01) and appends the ``item_pictures`` / ``product_class`` event (and an automatic release) before it
 commits, so the product service learns of pictures and classes through the stream and the public API shows them
 only after a release.

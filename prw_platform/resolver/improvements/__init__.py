@@ -1,7 +1,8 @@
-"""Improvements (issue 12): a proposed re-resolution of a catalog's stored captures with pinned adapter, profile
+"""Improvements: a proposed re-resolution of a catalog's stored captures with pinned adapter, profile
 and definition versions, and its review status (draft -> reviewer_approved -> applied, or abandoned).
 
-Today the platform lists them (if_admin_read ``GET /v1/improvements``); issue 12 creates and replays them.
+Operators create, approve and abandon them (``service``) and replay them (``replays``); the admin origin lists
+them (if_admin_read ``GET /v1/improvements``).
 """
 
 from prw_platform.resolver.improvements.store import (

@@ -1,4 +1,4 @@
-"""What an improvement and its replays may pin (issue 12, if_replay_job "pins the adapter, profile, identity rules
+"""What an improvement and its replays may pin (if_replay_job "pins the adapter, profile, identity rules
 and definition versions"), checked against the installed plugins before anything is written or sent."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Improvement replays (seed 003 if_replay_job and its hand-off text; issue 12 items 2-3).
+"""Improvement replays (seed 003 if_replay_job and its hand-off text).
 
 **Request** (``POST /v1/improvements/{id}/replays``, operator_admin). Dry run is the default; ``apply`` needs a
 reviewer-approved improvement (403 FORBIDDEN otherwise). One transaction locks the improvement, checks its pins

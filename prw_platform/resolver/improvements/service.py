@@ -1,4 +1,4 @@
-"""Operators create, approve and abandon improvements (issue 12 item 1; if_replay_job's "improvement loop").
+"""Operators create, approve and abandon improvements (if_replay_job's "improvement loop").
 
 An improvement proposes new pinned versions — an adapter (``pa_schemaorg@1.1.0``), a profile (``np_core@1``)
 and attribute definitions — for a **selection** of the catalog's stored captures: by source, by the adapter that
@@ -202,7 +202,7 @@ class ImprovementService:
     def mark_applied(
         self, tenant_id: str, improvement_id: str, actor: str, rationale: str
     ) -> ImprovementView:
-        """An apply replay finished (issue 12 item 3)."""
+        """An apply replay finished."""
         return self._move(tenant_id, improvement_id, "applied", actor, rationale)
 
     def _move(

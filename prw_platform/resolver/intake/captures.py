@@ -360,7 +360,7 @@ def select_capture_ids(
     capture_ids: Sequence[str] | None = None,
     limit: int,
 ) -> list[str]:
-    """The catalog's captures that match every given criterion (an improvement's selection, issue 12), oldest
+    """The catalog's captures that match every given criterion (an improvement's selection), oldest
     observation first, at most ``limit``. ``observed_to`` is exclusive."""
     rows = conn.execute(
         """SELECT capture_id FROM resolver.capture

@@ -1,4 +1,4 @@
-"""Ranked candidate items for a review case whose listing has no strong identifier match (issue 11 item 3).
+"""Ranked candidate items for a review case whose listing has no strong identifier match.
 
 Titles are compared normalized (``title_key``: lower-cased, runs of non-word characters as one space, the same
 expression as the ``catalog_item.title_key`` column of migration 0014_trgm). The score orders candidates for a

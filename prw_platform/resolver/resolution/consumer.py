@@ -422,7 +422,7 @@ def _alert(job: ResolutionJob, detail: str) -> None:
     )
 
 
-#: An apply replay's job (issue 12) carries ``trace_id = replay:<replay_id>:<improvement_id>``.
+#: An apply replay's job carries ``trace_id = replay:<replay_id>:<improvement_id>``.
 REPLAY_TRACE_PREFIX = "replay:"
 
 

@@ -98,7 +98,7 @@ def resolve_identity(
 ) -> IdentityDecision:
     """Call with the stream cursor locked, so no other decision of the catalog changes identities meanwhile.
     ``provenance``: references recorded with the decision's evidence beside the capture (an apply replay's
-    ``rpl_...`` and ``imp_...``, issue 12)."""
+    ``rpl_...`` and ``imp_...``)."""
     context = _Context(job_id, capture, extraction, normalization, tuple(rules), provenance)
     result = context.result
     if normalization is None or result is None:

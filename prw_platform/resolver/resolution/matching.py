@@ -1,4 +1,4 @@
-"""Identity on a matching benchmark (``prw eval matching``, issue 11 item 3): catalog records become items, each
+"""Identity on a matching benchmark (``prw eval matching``): catalog records become items, each
 listing record goes through the identity stage's candidate path (``identity.candidate_identity``: pg_trgm
 candidates, then the installed identity rules), read-only.
 

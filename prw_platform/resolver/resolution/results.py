@@ -5,7 +5,7 @@ Every write here runs inside one stage's one write transaction (if_resolution_jo
 to its inbox table in the same transaction as its results"). Each stage job writes one ``resolution_result`` row
 of its own (0016's ``stage``) and, for extract and normalize, its claims or normalized attributes under its own job
 id; the next stage reads them back (``load_extraction``, ``load_normalization``) instead of receiving a copy, so
-the stored rows are the one source of truth for the later stages and for replays (issue 12).
+the stored rows are the one source of truth for the later stages and for replays.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Retention control and the outbox pruner (issue 10 item 1; seed 000 AW-03 "Prune"; seed 003 if_accepted_change
+"""Retention control and the outbox pruner (seed 000 AW-03 "Prune"; seed 003 if_accepted_change
 and if_projection_bootstrap Delivery).
 
 AW-03 "Prune": "Prune only a contiguous prefix of published events whose retention age has elapsed, through the

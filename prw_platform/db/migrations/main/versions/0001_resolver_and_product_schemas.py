@@ -3,7 +3,7 @@
 Revision ID: 0001
 Revises:
 
-The tables the spine needs (issue 2 item 3): tenant, catalog, source, artifacts, capture, receipt, resolution job,
+The tables the spine needs: tenant, catalog, source, artifacts, capture, receipt, resolution job,
 consumer inbox, stream_cursor, outbox; product inbox, applied revisions, parked events, projections, progress.
 
 Roles (if_db): resolver_app reads and writes the resolver schema (captures, artifacts and receipts are
@@ -34,7 +34,7 @@ CREATE TABLE resolver.catalog (
     tenant_id       text NOT NULL REFERENCES resolver.tenant,
     catalog_id      text NOT NULL CHECK (catalog_id ~ '^[a-z][a-z0-9_]{2,63}$'),
     name            text NOT NULL,
-    -- issue 3: a per-catalog release policy; 'automatic' publishes applied items without a human release.
+    -- A per-catalog release policy; 'automatic' publishes applied items without a human release.
     release_policy  text NOT NULL DEFAULT 'manual' CHECK (release_policy IN ('automatic', 'manual')),
     created_at      timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (tenant_id, catalog_id)

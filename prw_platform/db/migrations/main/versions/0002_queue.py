@@ -1,4 +1,4 @@
-"""Queue schema: named queues in one message table, and their dead letters (ADR-009, issue 2 item 6).
+"""Queue schema: named queues in one message table, and their dead letters (ADR-009).
 
 Revision ID: 0002
 Revises: 0001

@@ -1,4 +1,4 @@
-"""The capture contract (issue 7): where a collector ran, the 7-day Idempotency-Key window, receipt status.
+"""The capture contract (if_capture_submit): where a collector ran, the 7-day Idempotency-Key window, receipt status.
 
 Revision ID: 0009
 Revises: 0007

@@ -1,4 +1,4 @@
-"""The product inbox is probed by its keys only (issue 9, batched apply).
+"""The product inbox is probed by its keys only (batched apply).
 
 Revision ID: 0010
 Revises: 0009
@@ -7,7 +7,7 @@ Revises: 0009
 indexes the consumer probes: (…, event_id) for dedupe and (…, position) for POSITION_CONFLICT and contiguous
 progress. With statistics that lag a fast-growing inbox (a stream applied at thousands of events per second
 before autovacuum analyzes it) the planner estimated one row per stream and probed ``inbox_by_outcome``,
-filtering the whole stream's inbox for every batch (bench/bench_apply.py: 0.1 s per probe at 50,000 rows). The
+filtering the whole stream's inbox for every batch (bench/README.md, "Apply under disorder"). The
 only query by outcome is the operator report's count of old-epoch deliveries per catalog, which gets a partial
 index of its own; every other inbox query has exactly one index to use.
 """

@@ -1,4 +1,4 @@
-"""Operator sessions (issue 8, if_operator_session): server-side rows behind the admin origin's session cookie.
+"""Operator sessions (if_operator_session): server-side rows behind the admin origin's session cookie.
 
 Revision ID: 0010_operator_sessions
 Revises: 0007

@@ -1,5 +1,4 @@
-"""Merge the two 0010 heads; operator release decisions (issue 8 item 4); the improvement table (issue 12 item 1,
-listed by if_admin_read's ``GET /v1/improvements``).
+"""Merge the two 0010 heads; operator release decisions; the improvement table (listed by if_admin_read's ``GET /v1/improvements``).
 
 Revision ID: 0011
 Revises: 0010, 0010_operator_sessions

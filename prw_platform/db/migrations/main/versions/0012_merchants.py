@@ -1,4 +1,4 @@
-"""Merchants, source → merchant bindings, shipping policies and inventory observations (issue 9 item 2).
+"""Merchants, source → merchant bindings, shipping policies and inventory observations.
 
 Revision ID: 0012_merchants
 Revises: 0011 (the merge of 0010 and 0010_operator_sessions; until it lands here, both of them)

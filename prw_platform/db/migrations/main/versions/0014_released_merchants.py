@@ -1,4 +1,4 @@
-"""What each catalog publishes of its merchants, source bindings and shipping policies (issue 9 item 2).
+"""What each catalog publishes of its merchants, source bindings and shipping policies.
 
 Revision ID: 0014_released_merchants
 Revises: 0013_review_queue

@@ -1,4 +1,4 @@
-"""Review-case candidates by trigram similarity (issue 11 item 3): a normalized title on catalog items.
+"""Review-case candidates by trigram similarity: a normalized title on catalog items.
 
 Revision ID: 0014_trgm
 Revises: 0014_released_merchants

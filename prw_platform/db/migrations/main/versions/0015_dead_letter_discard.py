@@ -1,4 +1,4 @@
-"""The product consumer may discard its own dead letters (issue 11: operators act on each DLQ).
+"""The product consumer may discard its own dead letters (operators act on each DLQ).
 
 Revision ID: 0015_dead_letter_discard
 Revises: 0014_trgm

@@ -1,4 +1,4 @@
-"""Managed catalog files (seed 004, STATE-COM-CAT-004; issue 13): pictures of items and product classes.
+"""Managed catalog files (seed 004, STATE-COM-CAT-004): pictures of items and product classes.
 
 Revision ID: 0016_catalog_files
 Revises: 0018_replays (re-chained when branches merged)
@@ -101,7 +101,7 @@ TRANSITIONS = (
         "The failed row records the reason and the queue sends exhausted work for operator review.",
         "Cleanup queue consumer",
     ),
-    # Operator review (issue 13 item 3: "admin routes ... list failed files and retry one"): a retry hands the
+    # Operator review (failed files are listed and retried on the admin origin): a retry hands the
     # file back to the consumer with a fresh delivery count.
     (
         "failed",

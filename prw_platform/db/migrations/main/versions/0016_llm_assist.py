@@ -1,4 +1,4 @@
-"""LLM proposals and advice (if_llm_extract, if_llm_review; issue 11 item 4).
+"""LLM proposals and advice (if_llm_extract, if_llm_review).
 
 Revision ID: 0016_llm_assist
 Revises: 0015_dead_letter_discard

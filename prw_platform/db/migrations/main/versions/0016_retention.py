@@ -1,4 +1,4 @@
-"""Retention control, the outbox pruner and snapshot exports (issue 10 items 1-2; AW-03 "Prune",
+"""Retention control, the outbox pruner and snapshot exports (AW-03 "Prune",
 if_accepted_change and if_projection_bootstrap Delivery).
 
 Revision ID: 0016_retention

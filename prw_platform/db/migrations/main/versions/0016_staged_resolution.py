@@ -1,4 +1,4 @@
-"""Staged resolution (issue 11 item 1, if_resolution_job): one result row per stage job.
+"""Staged resolution (if_resolution_job): one result row per stage job.
 
 Revision ID: 0016_staged_resolution
 Revises: 0016_catalog_files (re-chained when branches merged)
@@ -16,7 +16,7 @@ copied from one stage's row into the next):
   the three stages (its claims and attributes are under that one job id).
 - ``decision_id`` is set exactly on the rows that decided (identity and the earlier single-job rows).
 
-Later stages (and issue 12's replays) read an earlier stage's results by its job id: the same capture and
+Later stages (and improvement replays) read an earlier stage's results by its job id: the same capture and
 attempt group, the other stage's name.
 """
 

@@ -1,4 +1,4 @@
-"""Improvements are created, approved and abandoned by operators (issue 12 item 1).
+"""Improvements are created, approved and abandoned by operators.
 
 Revision ID: 0017_improvement_lifecycle
 Revises: 0016_llm_assist

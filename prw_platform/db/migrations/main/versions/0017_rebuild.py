@@ -1,4 +1,4 @@
-"""Product rebuild into an isolated generation, and the pause of a fenced stream (issue 10 items 3-4; seed 003
+"""Product rebuild into an isolated generation, and the pause of a fenced stream (seed 003
 if_projection_bootstrap "Load shadow", "Catch up and cut over", "Fence restored history").
 
 Revision ID: 0017_rebuild

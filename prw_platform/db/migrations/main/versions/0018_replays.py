@@ -1,4 +1,4 @@
-"""Improvement replays (issue 12 items 2-3; seed 003 if_replay_job).
+"""Improvement replays (seed 003 if_replay_job).
 
 Revision ID: 0018_replays
 Revises: 0017_improvement_lifecycle

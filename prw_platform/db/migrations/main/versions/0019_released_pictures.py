@@ -1,4 +1,4 @@
-"""Released item pictures and class pictures (seed 004, issue 13 item 5): through the accepted-change stream and
+"""Released item pictures and class pictures (seed 004): through the accepted-change stream and
 the release path, never before release.
 
 Revision ID: 0019_released_pictures

@@ -1,4 +1,4 @@
-"""What a release published, kept with the revisions it published (issue 10 item 3, if_projection_bootstrap "all
+"""What a release published, kept with the revisions it published (if_projection_bootstrap "all
 accepted state including private/public releases").
 
 Revision ID: 0020_released_fields

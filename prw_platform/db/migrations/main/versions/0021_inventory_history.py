@@ -1,4 +1,5 @@
-"""The inventory history, and the rebuild/epoch leftovers of issue 10 (one migration, as the house rules ask).
+"""The inventory history, a rebuild's heartbeat and the relay's pause of a fenced catalog: one migration, as
+the house rules ask.
 
 Revision ID: 0021_inventory_history
 Revises: 0020_released_fields

@@ -1,20 +1,19 @@
-"""A receive claims a message by changing unindexed columns only, so the claim is a HOT update (issue 9 item 4).
+"""A receive claims a message by changing unindexed columns only, so the claim is a HOT update.
 
 Revision ID: 0022_queue_claims
 Revises: 0021_inventory_history
 
 The receive used to order and find due messages by ``visible_after`` (index ``message_due``) and then push
 ``visible_after`` out by the visibility timeout: every claim changed an indexed column, so it wrote a new row
-version with its body elsewhere in the heap plus a new entry in both indexes, and the apply of 100,000 accepted
-changes (a queue of 120,000 rows) spent a quarter of its time in the receive.
+version with its body elsewhere in the heap plus a new entry in both indexes, and the receive was the largest
+cost of a large apply (bench/README.md, "Apply under disorder").
 
 Now the receive order is ``due_at``: when the message became due, that is its send time plus its delay, or the
 time ``retry_later`` put it back for. A claim never changes it; it changes ``visible_after``, ``receive_count``,
 ``first_received_at`` and ``delivery_token``, none of them indexed, so with room on the page (fillfactor 50: a
-receive claims neighbouring rows together) PostgreSQL updates the row in its page and touches no index. Measured
-on 120,000 messages of 0.7 KB, receives of 400 and one ack statement each, against the old layout at the same
-fillfactor (bench/README.md, "Queue claims and trims"): server CPU 41 -> 29 µs and WAL 2,449 -> 1,441 bytes per
-message.
+receive claims neighbouring rows together) PostgreSQL updates the row in its page and touches no index: less
+server CPU and WAL per message than the old layout at the same fillfactor (bench/README.md, "Queue claims and
+trims").
 
 What is visible is unchanged: ``due_at <= now() AND visible_after <= now()`` (the first is the index range, the
 second filters the rows a consumer holds). A message whose visibility timeout expired comes back at its place in

@@ -1,4 +1,4 @@
-"""A released item's attribute filter keys, computed when the row is written (issue 9 item 5, if_product_query).
+"""A released item's attribute filter keys, computed when the row is written (if_product_query).
 
 Revision ID: 0023_public_attribute_keys
 Revises: 0022_queue_claims
@@ -6,8 +6,8 @@ Revises: 0022_queue_claims
 ``GET /v1/items?attr[storage:capacity]=1 TB`` matches an attribute whose value, or value and unit, equals the
 text, or whose unit and value equal the canonical unit and value a profile reads the text as (1 TB is 1000 GB),
 two numbers comparing as numbers ("1000" and "1000.0"). The list statement evaluated that per row: eight
-extractions from ``fields`` and a regular expression and a numeric cast per candidate row, 0.8 ms for a page of 20
-of 2,000 items against 0.27 ms for a bare page of the same rows.
+extractions from ``fields`` and a regular expression and a numeric cast per candidate row, none of which a bare
+page of the same rows does (bench/README.md, "Public reads over HTTP").
 
 ``public_item.attribute_keys`` holds, per attribute, the keys each of those comparisons can match, computed by
 PostgreSQL from ``fields`` whenever a row is written (a stored generated column: the release path, the rebuild's
@@ -24,7 +24,7 @@ attribute, unit and value only (no separator a value could contain).
 
 No index on the keys: a page is read in item-id order until it is full, which the planner prefers as long as it
 does not believe the filter very selective (a GIN index made a prepared statement's generic plan read and sort every
-released item: three times the backend CPU of the benchmark's page). An index for selective filters on large
+released item, which cost more than the per-row comparison: bench/README.md). An index for selective filters on large
 catalogs is left for when one is measured.
 """
 

@@ -1,4 +1,4 @@
-"""The brand index of released items ends with the item id (issue 9 item 5, if_product_query).
+"""The brand index of released items ends with the item id (if_product_query).
 
 Revision ID: 0024_public_item_brand_order
 Revises: 0023_public_attribute_keys
@@ -8,7 +8,7 @@ Revises: 0023_public_attribute_keys
 primary key and read every released item in item-id order until enough of them matched: 413 rows for a page of 20
 in the benchmark's catalog (one item in four of the brand, one in five of those of the capacity asked). Ending the
 index with ``item_id`` gives the brand's items in item-id order, so the page reads only rows of the brand (about
-105 there): 0.35 -> 0.21 - 0.30 ms of backend CPU per page. The new index serves every lookup the old one did (its
+105 there; bench/README.md has the backend CPU per page). The new index serves every lookup the old one did (its
 leading columns are the old index), which it replaces.
 """
 

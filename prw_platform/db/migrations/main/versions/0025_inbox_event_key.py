@@ -1,4 +1,4 @@
-"""The inbox probe's lookups through keys of their own (issue 9, AW-04 "Inbox check").
+"""The inbox probe's lookups through keys of their own (AW-04 "Inbox check").
 
 Revision ID: 0025_inbox_event_key
 Revises: 0024_public_item_brand_order
@@ -8,8 +8,8 @@ stream (tenant, catalog, history epoch, generation) and the event id, the lookup
 five columns: one entry) or the position key's stream prefix with the event id as a filter (the whole stream):
 with statistics taken while the inbox was empty (every new deployment: ``prw migrate``, then deliveries), both are
 estimated at one row, the tie goes to the later-created index, which is the position key, and every probed id
-read the whole stream: 400 ids x 3,000 rows = 1.2 million rows fetched for one batch (a test pins it), apply
-slowing from 1,473 to 369 events/s over the first 15,000 events of a fresh stream (bench/README.md).
+read the whole stream: 400 ids x 3,000 rows = 1.2 million rows fetched for one batch (a test pins it), and apply
+slowed down as a fresh stream's inbox grew (bench/README.md).
 
 ``inbox.event_key`` and ``inbox.position_key`` spell the stream and the event id, or the stream and the position, as
 one text key each (``product.inbox_stream_key``, each part length-prefixed, so no part can run into the next),
