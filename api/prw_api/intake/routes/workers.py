@@ -2,7 +2,7 @@
 
 Registration records the instance and a lease (201 the first time, 200 with the existing lease on a re-register
 with the same body); it never starts anything. A heartbeat renews the lease and records its run report once per
-(instance, ``at``). ``GET /v1/workers`` (if_admin_ops) belongs to the admin origin behind the operator session
+(instance, ``at``). ``GET /v1/workers`` (if_admin_read) belongs to the admin origin behind the operator session
 and is not served here.
 """
 
