@@ -1,5 +1,5 @@
 """The development identity provider: a small OIDC issuer for ``prw dev`` and the tests, so operator login works
-offline (issue 8). Never for production: it has no passwords.
+offline. Never for production: it has no passwords.
 
 It speaks the parts of OpenID Connect the admin origin uses, and checks them as a real issuer would:
 
