@@ -1,32 +1,12 @@
-"""History epoch fencing after a restore (seed 003 if_projection_bootstrap "Fence restored
-history": "Pause writers, relay, consumers and public serving; issue a NEW epoch in a trusted control plane outside
-the restored database. Fence old workers; abandon old events without relabeling; initialize a new cursor and
-rebuild from restored state. Audit and terminally ignore old-epoch deliveries.").
+"""History epoch fencing after a restore (seed 003 if_projection_bootstrap "Fence restored history").
 
-``prw epoch fence`` and the Dagster ``epoch_fence`` job run ``EpochFencing.fence``, in this order:
-
-1. **Pause public serving** of the catalog (``product.projected_scope.paused_at``): the product API answers 503
-   UNAVAILABLE for it until step 6, so no reader sees a projection of abandoned history. **Pause the relay** of
-   the catalog (``resolver.outbox_relay_pause``): its outbox rows, of every epoch, stay unpublished until step 6
-   (a relay batch already in flight finishes; its rows are old-epoch deliveries the product audits and ignores).
-2. **Fence old workers** in the restored resolver database: every open cursor of the catalog is fenced, so a
-   writer still holding the old epoch fails with HISTORY_EPOCH_FENCED (no commit with the old epoch from now on).
-3. **Issue a NEW epoch** in the control database (outside the restored one), then open its cursor at position 0
-   with its retention row and the live consumer's registration ("initialize a new cursor"). Writers resume on the
-   new epoch only now: between 2 and 3 they are paused (old epoch fenced, new one not open).
-4. **Move the product scope to the new epoch**: from now on the live consumer audits every delivery of another
-   epoch in the inbox (``ignored_old_epoch``) and acknowledges it, never relabels or applies it. Old-epoch rows
-   the relay publishes after step 6 are exactly such deliveries.
-5. **Rebuild from restored state**: a snapshot export of the restored resolver at the new epoch (W = the new
-   cursor) loaded into a new generation, its tail caught up and cut over (``product.rebuild``). Until the cutover
-   the live applier's work for the new epoch lands in the replaced generation, which is never served again.
-   The rebuild reads the retained tail from the outbox (the export stream), not from the queue: the paused
-   relay does not hold it up.
-6. **Resume** the relay, then public serving: the rows committed meanwhile go out in position order, and the
-   live applier finds what the rebuild already applied as duplicates.
-
-A failure after step 1 leaves the stream paused (safe): run the command again; it fences again (a NEW epoch each
-time, which is also safe) and rebuilds.
+``EpochFencing.fence`` (``prw epoch fence``, the Dagster ``epoch_fence`` job) runs six steps in order: 1. pause
+public serving and the catalog's relay; 2. fence every open cursor of the catalog in the restored database (an
+old writer fails with HISTORY_EPOCH_FENCED); 3. issue a NEW epoch in the control database, outside the restored
+one, and open its cursor at 0; 4. move the product scope to it (deliveries of other epochs are audited and
+ignored, never relabeled); 5. rebuild the projection from the restored state at the new epoch; 6. resume the
+relay, then serving. A failure leaves the catalog paused, which is safe: run it again (a NEW epoch each time).
+docs/operators/rebuild.md has the details.
 """
 
 from __future__ import annotations

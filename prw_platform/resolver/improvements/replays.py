@@ -1,33 +1,12 @@
-"""Improvement replays (seed 003 if_replay_job and its hand-off text).
+"""Improvement replays (seed 003 if_replay_job): request one, consume its messages, record their diffs.
 
-**Request** (``POST /v1/improvements/{id}/replays``, operator_admin). Dry run is the default; ``apply`` needs a
-reviewer-approved improvement (403 FORBIDDEN otherwise). One transaction locks the improvement, checks its pins
-against the installed plugins (422 UNKNOWN_ADAPTER_VERSION / UNKNOWN_PROFILE_VERSION), refuses a second replay of
-the same improvement and pins while one is queued (409 REPLAY_IN_PROGRESS; a partial unique index backs the
-check), resolves the selection to its captures and records the replay. After the commit the API sends one
-``resolution.replay.v1`` message per capture (``job_id = replay_id:capture_id``), tenant and catalog stamped from
-the session, and records how many were sent. If that send fails part way, asking again with the same pins resumes
-the replay (the consumer dedupes by ``job_id``) instead of answering 409.
-
-**Consume** (the ``replay`` stage). Each message is validated (SCHEMA_INVALID → DLQ), its capture re-read in the
-message's tenant (absent, or another catalog → DLQ CAPTURE_NOT_IN_TENANT: "capture not in tenant" is not
-retryable), its pinned adapter and profile checked (missing → DLQ UNKNOWN_ADAPTER_VERSION / _PROFILE_VERSION).
-Then the stored bytes are re-read and verified (never re-fetched) and extraction, normalization and identity run
-with the pins through the resolution dry run (READ ONLY: ``prw_platform.resolver.resolution.dry_run``); the result
-is compared with what the consumer recorded for the capture ("before") and the diff written with the replay's
-counters in one transaction, which is also the inbox: a redelivery finds the row and is acked with no effect.
-Retryable errors (storage or database unavailable) are retried with the platform's backoff; the fifth failed
-delivery records the capture as failed (so the replay completes) and dead-letters the message
-(``resolution-replay-dlq``). A terminal error of a capture whose replay exists is recorded as failed too.
-
-**Apply mode** (a reviewer-approved improvement only) records the same diff and, in the same transaction, starts
-the capture's next resolution attempt group with the pins: a ``resolution.job.v1`` extract job (``attempt_group``
-+ 1, ``pins`` from the improvement, ``trace_id = replay:<replay_id>:<improvement_id>``) sent through the stages
-like any other. So the new claims go through the accept path — the identity stage's automatic rule or a review
-case, under the stream cursor lock (AW-01) — and the decision records the replay and the improvement as evidence
-beside the capture. Nothing reaches the public catalog but through those decisions and a release (a manual
-catalog publishes at its next release). When the last capture of an apply replay is settled the improvement
-becomes ``applied``.
+A request (``POST /v1/improvements/{id}/replays``) checks the pins and records the replay in one transaction, then
+sends one ``resolution.replay.v1`` message per selected capture; asking again resumes a send that failed part way.
+The ``replay`` stage re-runs each capture's stored bytes (never re-fetched) through extraction, normalization and
+identity with the pins, read-only, and writes the diff in one transaction that is also its inbox. Apply mode, for a
+reviewer-approved improvement only, starts the capture's next pinned resolution attempt in that transaction, so
+new claims reach the catalog only through the accept path (AW-01) and a release. docs/operators/improvements.md
+has the errors, dead letters and diff fields.
 """
 
 from __future__ import annotations

@@ -1,53 +1,12 @@
 """Handle one ``resolution.job.v1`` message (if_resolution_job) of one of the three stages the seed chains:
-extract -> normalize -> identity ("Each stage enqueues the next stage message"). A stored capture becomes claims
-(extract), normalized attributes (normalize) and one decision: a mapping, a new item or a review case (identity).
+extract -> normalize -> identity. A stored capture becomes claims, normalized attributes and one decision (a
+mapping, a new item or a review case); docs/operators/resolution.md says what each stage does and means.
 
-Every stage:
-
-1. Validates the message against ``schemas/resolution.job.v1.json`` (SCHEMA_INVALID → DLQ).
-2. In a resolver transaction with ``app.tenant_id`` = the message's tenant, re-reads the capture: absent in that
-   tenant, or another catalog than the message says → TENANT_MISMATCH (DLQ and a security alert line). From here
-   on the capture row is the truth for tenant, catalog, source, URL, observed_at and artifacts.
-3. The job id already in the inbox → an ignored duplicate: acked, no effects.
-
-Then, per ``job.stage``:
-
-- ``extract``: read every artifact and verify it against its artifact row (DIGEST_MISMATCH → DLQ;
-  STORAGE_UNAVAILABLE → retry), run the adapter (``extraction``; a pinned adapter that is not installed is
-  UNKNOWN_ADAPTER_VERSION → DLQ; so is a pinned profile, checked here before anything is written), outside any
-  transaction. One transaction: claim the inbox row, mark the job
-  completed, write the extraction row and its claims, write the normalize job (``jobs.hand_on``), settle the
-  inbox row.
-- ``normalize``: read the extract job's committed results (``results.load_extraction``), run the profile
-  (``profiles``; a pinned profile that is not installed is UNKNOWN_PROFILE_VERSION → DLQ) outside any
-  transaction. One transaction: inbox, job row, the normalization row and its attributes, the identity job.
-- ``identity``: one READ COMMITTED transaction: claim the inbox row, lock the stream cursor (AW-01), read both
-  earlier stages' results, resolve identity (``identity``), apply the decision (``apply_decision``, same
-  transaction), mark the job completed, write the identity row, move the capture's receipt to ``accepted`` or
-  ``in_review``, settle the inbox row; commit.
-
-A stage whose earlier stage's results are not there (a forged or misrouted message: the next job is only ever
-written in the transaction that wrote those results) is PREVIOUS_STAGE_MISSING → DLQ. Pins (``pins``) are copied
-into every next-stage message, so a replay's adapter and profile pins hold through all three stages.
-
-Handing on: how a crash between a stage's commit and the next stage's send loses nothing. The next job's row is
-written in the stage's own transaction, exactly like intake writes the first one with the capture (AW-02). On the
-PostgreSQL queue (the default; it lives in the resolver's database) the next message is sent *in* that
-transaction, so there is no window at all: results, inbox row, job row and message commit together or not at all.
-A queue outside the database (SQS) cannot join it: the row commits ``pending``, the message is sent after the
-commit, and the pending-job sweeper (AW-02's, the ``sweeper`` stage) sends any row still pending after a crash in
-between, routed to the queue of its stage. One mechanism for the first job and the later ones, no second sweeper.
-The batch driver acks a delivery only after its stage committed.
-
-A terminal failure of a job whose capture is in the tenant marks the job dead-lettered, records the inbox row
-``dead_lettered`` and moves the receipt to ``failed`` with the dead-letter code, in one transaction. So does a
-retryable failure of the job's final delivery (``final_attempt``: the queue's ``max_receives``-th, after which the
-queue would dead-letter it without the consumer seeing it again): the consumer dead-letters it itself with
-MAX_RECEIVES_EXCEEDED, so its receipt does not stay ``stored``. A redrive of a dead-lettered job (from its stage's
-DLQ) claims its inbox row again. The receipt's status goes through its owner (``intake.receipts``) and never claims
-more than the resolver knows: accepted never means applied.
-
-Every error is classified by its ``code`` and ``retryable`` (``outcomes.outcome_for_error``).
+Every stage validates the message, re-reads the capture in the message's tenant (the row, not the message, is
+the truth) and dedupes on the inbox; it writes its results, its inbox row and the next stage's job in one
+transaction (on the PostgreSQL queue the next message too, so a crash loses nothing; on SQS the pending-job
+sweeper sends what a crash left), and is acked only after that commit. A terminal failure, or a retryable one on
+the final delivery, dead-letters the job and fails its receipt in one transaction.
 """
 
 from __future__ import annotations

@@ -1,30 +1,19 @@
-"""Retention control and the outbox pruner (seed 000 AW-03 "Prune"; seed 003 if_accepted_change
-and if_projection_bootstrap Delivery).
+"""Retention control and the outbox pruner (seed 000 AW-03 "Prune"; seed 003 if_accepted_change and
+if_projection_bootstrap Delivery). docs/operators/retention.md says how to run and watch it.
 
-AW-03 "Prune": "Prune only a contiguous prefix of published events whose retention age has elapsed, through the
-minimum of every registered live consumer's durable contiguous progress and every unexpired rebuild lease pin.
-Serialize lease creation/advancement, consumer registration and pruning with the retention-control lock.
-Delivery or acknowledgement alone is not application progress; a missing position or parked dependency protects
-the tail. Monitor blocked retention and lease expiry; never silently remove a lagging live consumer."
+Owns ``resolver.retention_stream``, ``resolver.retention_consumer`` and ``resolver.retention_lease``; the outbox
+rows are deleted through their owner (``outbox.prune_prefix``).
 
-This module owns ``resolver.retention_stream``, ``resolver.retention_consumer`` and ``resolver.retention_lease``;
-the outbox rows themselves are deleted through their owner (``outbox.prune_prefix``).
-
-* The retention-control lock is the row lock of the stream's ``retention_stream`` row (``lock_stream``). Consumer
-  registration, lease creation and advance, and pruning take it first, so a lease is never created pinned at a
-  pruned-through cursor that a concurrent prune is moving past, and a prune never reads a lease set that is about
-  to change under it.
-* A consumer's acknowledged progress is only what it reported after committing its own transaction
-  (``report_progress``: monotonic, a lower report is ignored and logged). Queue delivery or ack never reaches this
-  module. Raising a position can only let the pruner remove more later, so a report needs no retention lock: it
-  row-locks its own consumer row.
-* The retention bound is B = min(every live consumer's acknowledged position, every unexpired lease pin). The
-  pruner removes positions strictly below B (the event AT a consumer's acknowledged position, or at a lease pin,
-  is kept: one event of slack costs nothing and keeps "never removes an event at or above any live consumer's
-  progress or any unexpired pin" true without an off-by-one argument). A stream without a live consumer prunes
-  nothing: with nobody registered, nobody has said what it no longer needs.
-* P (``pruned_through``) is recorded with every prune: positions <= P are gone; a reader asking ``after < P``
-  has a stale cursor (410 EXPORT_EXPIRED, ``exports``).
+* The retention-control lock is the row lock of the stream's ``retention_stream`` row (``lock_stream``):
+  registration, lease creation and advance, and pruning take it first, so a lease is never pinned at a cursor a
+  concurrent prune is moving past, and a prune never reads a lease set about to change under it.
+* A consumer's progress is only what it reported after committing its own transaction (``report_progress``,
+  monotonic); queue delivery or ack never counts. A report only raises a position, so it locks its own consumer
+  row, not the stream.
+* The bound B = min(every live consumer's acknowledged position, every unexpired lease pin); the pruner removes
+  positions strictly below B (one event of slack keeps "never at or above" free of off-by-one arguments), and
+  nothing on a stream without a live consumer. P (``pruned_through``) is recorded with every prune: a reader
+  asking ``after < P`` has a stale cursor (410 EXPORT_EXPIRED, ``exports``).
 """
 
 from __future__ import annotations
