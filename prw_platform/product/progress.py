@@ -1,10 +1,9 @@
 """The live consumer's greatest contiguous processed position per stream, and the lag/parked report.
 
-AW-04 "Commit contiguous progress": the position advances in the same product transaction as the projection,
-the inbox outcomes and the parking. if_accepted_change: "Durable progress advances only through every processed
-position, including safely ignored stale revisions. A DLQ entry or an ACK of a parked event does not close a
-gap." This module owns ``product.progress``; it reads the inbox and the parked events through
-``consumer.inbox``, and the scopes through ``scopes``.
+The position advances in the same product transaction as the projection, the inbox outcomes and the parking
+(AW-04), and only through processed positions, stale revisions included: an acknowledged parked event or a dead
+letter does not close a gap (if_accepted_change). This module owns ``product.progress``; it reads the inbox and
+the parked events through ``consumer.inbox``, and the scopes through ``scopes``.
 """
 
 from __future__ import annotations

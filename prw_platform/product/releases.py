@@ -1,12 +1,10 @@
-"""Apply a ``release.authorized`` event: the public snapshot and the release pointer, in one transaction.
+"""Apply a ``release.authorized`` event: the public snapshot and the release pointer, in one transaction
+(if_product_query: only an applied release publishes).
 
-if_product_query: "Release authorization snapshots public fields and accepted listing mappings. Application waits
-for item and mapping dependencies, then changes the release pointer and affected public listing assignments in one
-product transaction. [...] a later internal remap remains private until an applied release." The public rows are
-copied from the release's snapshot, never from the live projection, so an item revision applied after the release
-was authorized stays private; a retired item the release names leaves the public catalog with the listings it
-owned. The rows are written through ``public_store``, which owns ``public_item``,
-``public_listing`` and ``release_pointer``.
+The public rows are copied from the release's snapshot, never from the live projection, so an item revision applied
+after the release was authorized stays private until a later release; a retired item the release names leaves the
+public catalog with the listings it owned. The rows are written through ``public_store``, which owns
+``public_item``, ``public_listing`` and ``release_pointer``.
 """
 
 from __future__ import annotations

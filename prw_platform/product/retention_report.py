@@ -1,15 +1,11 @@
-"""The live consumer reports its durable progress to resolver retention control (issue 10 item 1;
-if_accepted_change Delivery: "Persist/report progress monotonically to resolver retention control for the same
-tenant, catalog and history epoch only after that commit; an interrupted report conservatively retains extra
-events. The pruner may use only acknowledged durable progress").
+"""The live consumer reports its durable progress to resolver retention control (AW-04, if_accepted_change).
 
-What is reported is ``product.progress``'s contiguous position, read after the apply transaction committed it
-(through the operator read model): never a delivery, a queue ack or a parked event.
-The product side never imports the resolver: the report goes through the ``ProgressSink`` port, which the
-composition root binds to ``POST /v1/exports/progress`` over HTTP as the product principal (the same client as the
-export stream, ``gaps.HttpExportSource``) or, in a single-process deployment without an export URL, to the
-resolver's retention service in process. A report that fails is simply tried again next round: the resolver then
-still holds the older position, which only retains more.
+What is reported is ``product.progress``'s contiguous position, read after the apply transaction committed it:
+never a delivery, a queue ack or a parked event, so the pruner only ever counts durable progress. The product side
+never imports the resolver: the report goes through the ``ProgressSink`` port, which the composition root binds to
+``POST /v1/exports/progress`` as the product principal (the client of the export stream, ``gaps.HttpExportSource``)
+or, in a single process without an export URL, to the resolver's retention service. A failed report is tried again
+next round; meanwhile the resolver holds the older position, which only retains more.
 """
 
 from __future__ import annotations

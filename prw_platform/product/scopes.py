@@ -1,9 +1,8 @@
 """Which (tenant, catalog) streams the product service projects, and their current history epoch.
 
-if_accepted_change: "The product service accepts events only for (tenant_id, catalog_id) pairs it is configured
-to project. Others go to the DLQ". The epoch is the current one issued by the control plane
-(``prw_platform.epochs``); deliveries stamped with any other epoch are terminally ignored, never relabeled.
-This module owns ``product.projected_scope``.
+A delivery for a pair that is not projected goes to the DLQ; one stamped with an epoch other than the control
+plane's current one (``prw_platform.epochs``) is terminally ignored, never relabeled (if_accepted_change). This
+module owns ``product.projected_scope``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""The collector's retry policy (seed 003, the collector-side interfaces: if_source_fetch "Retry 429/5xx with
-backoff and Retry-After ... Never retry 4xx except 408 and 429"; if_collector_bootstrap, if_artifact_upload and
-if_receipt_get "Exponential backoff with full jitter (base 1 s, cap 5 min, max 8 attempts)"; if_capture_submit
-"503 and network errors: resubmit with the same Idempotency-Key, honoring Retry-After").
+"""The collector's retry policy (if_source_fetch, if_collector_bootstrap, if_artifact_upload, if_capture_submit,
+if_receipt_get): exponential backoff with full jitter (base 1 s, cap 5 min, 8 attempts) that honours Retry-After;
+no 4xx is retried but 408 and 429; a capture is resubmitted with the same Idempotency-Key.
 
 The sleep and the random source are parameters, so tests run the policy without waiting and with known draws.
 """
