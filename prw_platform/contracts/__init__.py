@@ -1,9 +1,9 @@
 """The contracts shared by the resolver and the product side: the queue message models, the accepted-change
 payload models and vocabulary, and their JSON Schemas.
 
-ARCHITECTURE.md: "The two sides share only the event contract (schemas/*.json and the pydantic models generated
-from or checked against them) and the queue." Both ``prw_platform.resolver`` and ``prw_platform.product`` import
-from here. ``schemas/product.accepted-change.v1.json`` and the tables of docs/events.md are generated from
+The two sides share only these contracts and the queue (docs/architecture.md: Contracts between the sides):
+both ``prw_platform.resolver`` and ``prw_platform.product`` import from here.
+``schemas/product.accepted-change.v1.json`` and the tables of docs/events.md are generated from
 ``payloads.py`` and ``vocabulary.py`` by ``python -m prw_platform.contracts.generate``.
 """
 

@@ -1,5 +1,4 @@
-"""Gap closure (issue 9; if_accepted_change Delivery: "Queue arrivals may be unordered, duplicated or temporarily
-missing, so consumers park dependencies and retrieve retained events to close gaps").
+"""Gap closure (if_accepted_change: a consumer fetches retained events to close the gaps a queue leaves).
 
 A delivery that is lost, or dead-lettered, leaves a hole in a stream: contiguous progress stops before it and
 everything depending on it stays parked. The ``gaps`` stage fetches the stream from the resolver's export stream

@@ -1,6 +1,5 @@
-"""Load a snapshot export into a rebuild's shadow generation (if_projection_bootstrap "Load shadow": "Load the
-manifest into an isolated projection generation, with aggregate revisions and W as its starting contiguous applied
-position").
+"""Load a snapshot export into a rebuild's shadow generation (if_projection_bootstrap "Load shadow"): its
+aggregate revisions, and W as its starting contiguous applied position.
 
 Each object is JSON Lines, one ``{"aggregate": {type, id, revision}, "payload": {...}}`` per aggregate, validated
 with the same event vocabulary the consumer uses (``contracts.VOCABULARY``): a line that does not parse fails the

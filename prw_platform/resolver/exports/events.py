@@ -2,10 +2,9 @@
 ``GET /v1/exports/events?after=W&history_epoch=E&limit=N`` serves a product principal the committed, authorized
 events of its catalog's stream after position W, in position order.
 
-The principal is an OAuth2 client-credentials client with scope ``exports:read`` (if_projection_bootstrap
-Authentication), bound to one tenant and catalog: "Tenant and catalog come from the authenticated identity. Any
-client-supplied tenant_id, catalog_id [...] is only checked against those grants; it never grants access.
-Mismatch -> 403 TENANT_SCOPE_DENIED."
+The principal is an OAuth2 client-credentials client with scope ``exports:read``, bound to one tenant and
+catalog: the tenant and catalog come from its token, a requested one is only checked against them (403
+TENANT_SCOPE_DENIED).
 
 One REPEATABLE READ READ ONLY snapshot reads the committed cursor H of the stream and the events in (W, H]:
 positions are allocated under the cursor lock and commit in position order (AW-01), so every event at or below H

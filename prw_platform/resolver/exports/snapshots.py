@@ -1,25 +1,13 @@
-"""Snapshot exports (seed 003 if_projection_bootstrap): ``POST /v1/exports/snapshots``,
+"""Snapshot exports (if_projection_bootstrap): ``POST /v1/exports/snapshots``,
 ``GET /v1/exports/snapshots/{id}`` and the ``exports`` stage that builds them.
 
-The export job follows the seed's Delivery field step by step (``SnapshotExports.run_export``):
-
-1. **Pin retention**: under the retention-control lock shared by the pruner, create a renewable rebuild lease
-   pinned after the current pruned-through cursor P (``retention.create_lease``), and COMMIT it before the
-   snapshot opens. From then on the pruner cannot remove any event after P.
-2. **Read one snapshot**: one REPEATABLE READ READ ONLY transaction reads the history epoch (the catalog's
-   unfenced stream), the committed stream cursor W (never ``max(outbox.position)``, never a sequence) and all
-   accepted state: every item, listing, mapping, merchant, source binding and shipping policy at its current
-   revision, and the current public release's revisions. Positions commit in cursor order (AW-01), so this state is
-   exactly the state after position W.
-3. **Publish export**: advance the lease pin from P to W under retention coordination (``advance_lease``); write
-   one checksummed object per aggregate type (JSON Lines, content-addressed ``exports-private/<tenant>/<sha256>``);
-   the manifest becomes ready only after export completion and a valid lease check, and the export aborts when the
-   epoch changed meanwhile (the control plane's current epoch is no longer the snapshot's).
-
-A failed export (epoch change, lease expired before it was ready) is ``failed``; its GET answers 410
-EXPORT_EXPIRED ("request a new export"), as does a ready export whose lease expired since. Object links are
-signed tokens scoped to one export and one object (``ExportLinks``), opened by
-``GET /v1/exports/snapshots/{id}/objects/{aggregate}?token=...``.
+``SnapshotExports.run_export`` pins retention with a rebuild lease committed before the snapshot opens, reads
+the committed cursor W and all accepted state in one REPEATABLE READ READ ONLY snapshot (positions commit in
+cursor order, AW-01, so that state is exactly the state after W), advances the pin to W, writes one
+checksummed object per aggregate type, and marks the manifest ready only after a valid lease check, aborting
+if the epoch changed. A failed export, or a ready one whose lease expired, answers 410 EXPORT_EXPIRED. Object
+links are signed tokens scoped to one export and one object (``ExportLinks``). The steps for operators:
+docs/operators/exports.md.
 """
 
 from __future__ import annotations

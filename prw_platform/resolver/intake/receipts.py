@@ -1,6 +1,6 @@
 """Receipts (if_receipt_get): the durable answer to a capture submission; this module owns ``resolver.receipt``.
 
-"A 202 on capture means the receipt is stored. It does not mean the listing is identified." Collectors read the
+A 202 on capture means the receipt is stored, not that the listing is identified. Collectors read the
 receipts of their own stable instance (not of their rotating client_id); an authenticated unknown id is 404
 NOT_FOUND, another tenant's is 403 TENANT_SCOPE_DENIED, another instance's is 403 INSTANCE_SCOPE_DENIED.
 Operators read any receipt (``operator_receipt``, through ``Platform.reports``).
@@ -8,9 +8,9 @@ Operators read any receipt (``operator_receipt``, through ``Platform.reports``).
 Status: a receipt starts ``stored`` (if_capture_submit's example) and then follows its capture through
 resolution, set by the resolution consumer in the transaction of its results (``record_decision``,
 ``record_failure``): ``accepted`` once a decision committed for the capture, ``in_review`` when a review case
-opened, ``failed`` with ``reason`` (the dead-letter code) when its job was dead-lettered. "A receipt status of
-accepted never means applied" (if_receipt_get): no status here follows the relay or the product service, so no
-status may ever claim that the product applied or published anything.
+opened, ``failed`` with ``reason`` (the dead-letter code) when its job was dead-lettered. ``accepted`` never
+means applied (if_receipt_get): no status here follows the relay or the product service, so no status may ever
+claim that the product applied or published anything.
 
 Idempotency window (migration 0009): each use of an Idempotency-Key has a ``key_generation``; a key that comes
 back after the previous generation's window starts generation n + 1 (a new capture and receipt), and the old

@@ -1,9 +1,9 @@
 """Collector instances: registration, leases and heartbeats (if_collector_bootstrap, if_heartbeat). This module
 owns ``resolver.collector_instance`` and ``resolver.collector_heartbeat`` (migration 0008).
 
-Registration "records capabilities and a lease; it does not create privileges or start a machine": it upserts
+Registration records capabilities and a lease, grants nothing and starts no machine: it upserts
 one row keyed by the stable instance and returns its lease (90 s, DEC-05). A heartbeat renews the lease and
-carries a run report; "A missed heartbeat is visible as lease expiry, not data loss": an instance whose lease
+carries a run report; a missed heartbeat shows as an expired lease, not as lost data: an instance whose lease
 has lapsed is ``silent``, one whose consecutive failed runs are above the configured threshold ``failing``
 (``lease_state``, computed from the lease and the platform clock, no background job).
 
@@ -13,8 +13,8 @@ Every check compares the request with the token's binding (``CollectorPrincipal`
   INSTANCE_SCOPE_DENIED); ``worker_id`` = provisioned worker (403 ATTRIBUTION_DENIED); ``targets`` within the
   source grants (403 SOURCE_SCOPE_DENIED); an instance no operator provisioned (404 NOT_FOUND); the database
   unreachable (503 UNAVAILABLE, retry: the upsert is idempotent).
-* if_heartbeat: scope ``workers:heartbeat``; "The path {id} must equal the token's bound instance_id" (403
-  TENANT_SCOPE_DENIED); an instance that never registered (404 UNKNOWN_INSTANCE, "Register first").
+* if_heartbeat: scope ``workers:heartbeat``; the path id must be the token's instance (403
+  TENANT_SCOPE_DENIED); an instance that never registered (404 UNKNOWN_INSTANCE: register first).
 """
 
 from __future__ import annotations
