@@ -1,5 +1,5 @@
 """The Dagster instance for this deployment: PostgreSQL storage when a database server is configured, SQLite
-otherwise (ARCHITECTURE.md), under ``<data_dir>/dagster`` (DAGSTER_HOME)."""
+otherwise (docs/operators/running.md), under ``<data_dir>/dagster`` (DAGSTER_HOME)."""
 
 from __future__ import annotations
 

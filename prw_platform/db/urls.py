@@ -16,6 +16,6 @@ def database_name(conninfo: str) -> str:
 
 
 def control_database_url(main: str) -> str:
-    """The default control database: ``<main>_control`` on the same server (ARCHITECTURE.md: epochs live in a
+    """The default control database: ``<main>_control`` on the same server (if_projection_bootstrap: epochs live in a
     control plane outside the restored database)."""
     return with_database(main, f"{database_name(main)}_control")

@@ -121,7 +121,7 @@ _SQL = re.compile(
 
 
 def test_the_edges_hold_no_sql() -> None:
-    """ARCHITECTURE.md: "api/, orchestration/ and cli/ are edges ... No SQL there." The pattern is tried on a
+    """docs/architecture.md: Layers: the edges hold no SQL. The pattern is tried on a
     known statement first, so this test cannot pass by matching nothing."""
     assert _SQL.search('conn.execute("SELECT item_id FROM resolver.catalog_item")')
     offenders = [

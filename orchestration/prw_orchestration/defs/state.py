@@ -1,6 +1,6 @@
-"""Assets that make the platform's state visible, and the invariants as asset checks (ARCHITECTURE.md: "Dagster:
-what an operator sees"). Each asset is a snapshot of state owned by the core: materializing it reads, it never
-writes. The ``platform_state_job`` (and its schedule) refreshes them and runs the checks."""
+"""Assets that make the platform's state visible, and the invariants as asset checks. Each asset is a snapshot
+of state owned by the core: materializing it reads, it never writes. The ``platform_state_job`` (and its
+schedule) refreshes them and runs the checks."""
 
 from typing import Any
 

@@ -1,4 +1,5 @@
-"""``prw worker``: the pipeline stages in a loop (ARCHITECTURE.md: the same core functions Dagster runs).
+"""``prw worker``: the pipeline stages in a loop, the same core functions Dagster runs
+(docs/architecture.md: One stage runtime).
 
 The loop is driven in-process with its own stop conditions (drained after K idle rounds, or a stop request); no
 test sleeps to wait for background work."""

@@ -1,4 +1,4 @@
-"""ARCHITECTURE.md, Layers: a plugin imports only ``prw_platform.plugins`` from the platform."""
+"""docs/architecture.md: Layers: a plugin imports only ``prw_platform.plugins`` from the platform."""
 
 from __future__ import annotations
 
