@@ -1,4 +1,4 @@
-"""The types a plugin sees. A plugin imports only `prw_platform.plugins` (ARCHITECTURE.md: Layers).
+"""The types a plugin sees. A plugin imports only `prw_platform.plugins` (docs/architecture.md: Layers).
 
 Adapters turn captured bytes into *claims* (what the page says, with where it says it); profiles turn claims into
 *normalized attributes* that conform to versioned attribute definitions (INV-02). Nothing here touches a database.
