@@ -1,6 +1,5 @@
-"""Collector authentication: OAuth2 client credentials, Ed25519-signed JWTs, provisioned clients (seed 003:
-"Collectors present OAuth2 client credentials to intake. The token binds tenant, worker, stable instance and
-sources.")."""
+"""Collector authentication: OAuth2 client credentials, Ed25519-signed JWTs, provisioned clients; a token
+binds the tenant, worker, stable instance and sources (if_collector_bootstrap)."""
 
 from prw_platform.auth.clients import (
     ClientSpec,

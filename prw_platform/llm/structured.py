@@ -1,9 +1,9 @@
 """Ask for structured output and get it validated, with the seed's one repair attempt.
 
-if_llm_extract Retries: "A schema-invalid output is retried once with a repair prompt, then recorded as an
-extraction failure." ``ask`` sends the request; an answer that is not JSON or does not follow the schema is sent
-back once, with what was wrong, as a follow-up turn; a second bad answer raises ``LlmOutputSchemaInvalid``.
-Retries of 429/5xx happen inside the provider and are not repairs.
+if_llm_extract: a schema-invalid output is retried once with a repair prompt, then recorded as a failure.
+``ask`` sends the request; an answer that is not JSON or does not follow the schema is sent back once, with
+what was wrong, as a follow-up turn; a second bad answer raises ``LlmOutputSchemaInvalid``. Retries of 429/5xx
+happen inside the provider and are not repairs.
 """
 
 from __future__ import annotations

@@ -4,10 +4,9 @@ The seed's tables give different codes per route, and these functions keep them 
 
 * if_artifact_upload: missing source selector or conflicting attribution: 403 ATTRIBUTION_DENIED; a source of
   the tenant that is not granted: 403 SOURCE_SCOPE_DENIED; a source outside the tenant: 403 TENANT_SCOPE_DENIED.
-* if_capture_submit: "source_id not granted": 403 TENANT_SCOPE_DENIED ("Any client-supplied tenant_id,
-  catalog_id or source_id is only checked against those grants ... Mismatch → 403 TENANT_SCOPE_DENIED").
-* Both: a supplied worker_id or instance_id that is not the token's: 403 ATTRIBUTION_DENIED ("Conflicting
-  supplied worker/instance fields are denied").
+* if_capture_submit: a source that is not granted: 403 TENANT_SCOPE_DENIED (a supplied tenant, catalog or
+  source is only checked against the grants, never grants access).
+* Both: a supplied worker_id or instance_id that is not the token's: 403 ATTRIBUTION_DENIED.
 """
 
 from __future__ import annotations

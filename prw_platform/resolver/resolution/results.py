@@ -1,10 +1,10 @@
 """The consumer's own rows: its inbox entries and the results of migrations 0006 and 0016 (the job's status
 belongs to intake's ``jobs`` module, the owner of ``resolver.resolution_job``).
 
-Every write here runs inside one stage's one write transaction (if_resolution_job: "The consumer writes job_id
-to its inbox table in the same transaction as its results"). Each stage job writes one ``resolution_result`` row
-of its own (0016's ``stage``) and, for extract and normalize, its claims or normalized attributes under its own job
-id; the next stage reads them back (``load_extraction``, ``load_normalization``) instead of receiving a copy, so
+Every write here runs inside one stage's one write transaction (if_resolution_job: the job id goes into the
+inbox in the same transaction as the results). Each stage job writes one ``resolution_result`` row of its own
+(0016's ``stage``) and, for extract and normalize, its claims or normalized attributes under its own job id;
+the next stage reads them back (``load_extraction``, ``load_normalization``) instead of receiving a copy, so
 the stored rows are the one source of truth for the later stages and for replays.
 """
 
