@@ -56,12 +56,8 @@ from prw_platform.resolver.decisions.review import (
     ReviewAction,
     ReviewDecision,
 )
-from prw_platform.resolver.decisions.service import (
-    DecisionService,
-    StreamLocator,
-    apply_decision,
-    decide,
-)
+from prw_platform.resolver.decisions.service import DecisionService, apply_decision, decide
+from prw_platform.resolver.decisions.writer import StreamLocator
 
 __all__ = [
     "REVIEW_ACTIONS",

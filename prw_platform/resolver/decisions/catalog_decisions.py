@@ -1,19 +1,12 @@
-"""An operator's decisions on a whole catalog (issue 8 item 4): release its accepted state now, and switch its
-release policy between manual and automatic. Both are AW-01 decisions: one READ COMMITTED transaction that locks
-the stream cursor first, inserts the immutable decision row (actor, rationale, prior decisions) and, for a
-release, the release authorization, the released-state rows and the ``release.authorized`` outbox event at the
-next position; all or nothing.
+"""An operator's decisions on a whole catalog: release its accepted state now, switch its release policy between
+manual and automatic, and retire an item (INV-07). Each is an AW-01 decision (``DecisionWriter``); an
+Idempotency-Key returns the first result, as for reviewer decisions.
 
-A release authorizes everything accepted and not yet released: every active item at its current revision and
-every current listing mapping (with its listing revision), and every merchant, source binding and shipping policy
-at its current revision, that the catalog does not publish yet, and removes every published item retired since.
-When there is nothing, ``NothingToRelease`` (409 NOTHING_TO_RELEASE) and nothing is written. An Idempotency-Key
-returns the first release (the decision row keeps its key and request fingerprint, as for reviewer decisions).
-
-Retiring an item (``prw items retire``, INV-07) is an operator's decision on the catalog too: the item at
-revision + 1 with status ``retired`` (``catalog_item.updated``); nothing maps to it from then on, and the next
-release (in the same transaction when the catalog publishes automatically) removes it and the listings it owned
-from the public catalog.
+A release authorizes everything accepted and not yet released (active items, current listing mappings, merchant
+facts, pictures and classes at their current revisions) and removes every published item retired since; when
+there is nothing, ``NothingToRelease`` (409 NOTHING_TO_RELEASE) and nothing is written. A retired item is at
+revision + 1 with status ``retired``; the next release (in the same transaction when the catalog publishes
+automatically) removes it and the listings it owned from the public catalog.
 """
 
 from __future__ import annotations
@@ -24,9 +17,7 @@ from typing import TYPE_CHECKING
 
 from prw_platform.clock import Clock
 from prw_platform.contracts import StreamKey
-from prw_platform.db.database import Connection
-
-# catalogs owns resolver.catalog; imported as a module: it imports this package in turn.
+from prw_platform.db.database import Connection, Database
 from prw_platform.resolver import catalogs
 from prw_platform.resolver.decisions import facts, releases
 from prw_platform.resolver.decisions.commands import EventRef
@@ -37,15 +28,8 @@ from prw_platform.resolver.decisions.errors import (
     ItemNotFound,
     NothingToRelease,
 )
-from prw_platform.resolver.decisions.events import EventBatch
-from prw_platform.resolver.decisions.records import (
-    DecisionRecord,
-    find_decision_by_key,
-    insert_decision,
-    new_decision_id,
-    request_fingerprint,
-)
-from prw_platform.resolver.stream.cursor import append_events, lock_cursor
+from prw_platform.resolver.decisions.records import DecisionRecord, find_decision_by_key, request_fingerprint
+from prw_platform.resolver.decisions.writer import DecisionWriter, StreamLocator
 
 if TYPE_CHECKING:
     from prw_platform.resolver.catalogs import ReleasePolicy
@@ -132,10 +116,10 @@ class ReleasePolicyChange:
 
 
 def authorize_release(
-    conn: Connection, cmd: AuthorizeRelease, stream: StreamKey, *, clock: Clock
+    conn: Connection, cmd: AuthorizeRelease, stream: StreamKey, clock: Clock
 ) -> ReleaseAuthorized:
     """AW-01 for a release, inside the caller's transaction (``app.tenant_id`` = the stream's tenant)."""
-    cursor = lock_cursor(conn, stream)
+    writer = DecisionWriter.lock(conn, stream, clock)
     fingerprint = request_fingerprint(cmd)
     replayed = _replayed(conn, stream, cmd, fingerprint)
     if replayed is not None:
@@ -147,52 +131,43 @@ def authorize_release(
     pictures = releases.unreleased_file_facts(conn, tenant, stream.catalog_id)
     if not items and not listings and not merchants and not retired and not pictures:
         raise NothingToRelease(f"catalog {stream.catalog_id} has nothing accepted that is not released")
-    now = clock()
-    decision_id = new_decision_id()
-    release = releases.Release(
-        stream.catalog_id,
-        releases.next_publication_revision(conn, tenant, stream.catalog_id),
-        items,
-        listings,
+    release = writer.release(
+        items=items,
+        listings=listings,
         merchants=merchants.merchants,
         merchant_sources=merchants.merchant_sources,
         shipping_policies=merchants.shipping_policies,
         retired_items=retired,
         file_facts=pictures,
     )
-    batch = EventBatch(stream, cursor.committed_position, decision_id, now, (), None)
-    batch.release_authorized(release)
-    record = _record(
-        decision_id,
-        stream,
-        cmd,
-        fingerprint,
-        now,
-        action=AUTHORIZE_RELEASE,
+    details = {
+        "release_id": release.release_id,
+        "publication_revision": release.publication_revision,
+        "items": len(items),
+        "listings": len(listings),
+        "merchants": len(merchants.merchants),
+        "merchant_sources": len(merchants.merchant_sources),
+        "shipping_policies": len(merchants.shipping_policies),
+        "retired_items": len(retired),
+        "pictures_and_classes": len(pictures),
+    }
+    record = writer.write(
+        AUTHORIZE_RELEASE,
+        cmd.actor,
+        cmd.rationale,
+        details,
+        release=release,
         # Provenance: the decisions whose mappings this release makes public.
-        prior=tuple(dict.fromkeys(entry.mapping.decision_id for entry in listings)),
-        details={
-            "release_id": release.release_id,
-            "publication_revision": release.publication_revision,
-            "items": len(items),
-            "listings": len(listings),
-            "merchants": len(merchants.merchants),
-            "merchant_sources": len(merchants.merchant_sources),
-            "shipping_policies": len(merchants.shipping_policies),
-            "retired_items": len(retired),
-            "pictures_and_classes": len(pictures),
-        },
-        events=batch.refs(),
+        prior_decisions=tuple(dict.fromkeys(entry.mapping.decision_id for entry in listings)),
+        idempotency_key=cmd.idempotency_key,
+        request_sha256=fingerprint,
     )
-    insert_decision(conn, record)
-    releases.record_release(conn, tenant, release, decision_id, cmd.actor, now)
-    append_events(conn, cursor, batch.events)
     return _release_of(record, replayed=False)
 
 
-def retire_item(conn: Connection, cmd: RetireItem, stream: StreamKey, *, clock: Clock) -> ItemRetired:
+def retire_item(conn: Connection, cmd: RetireItem, stream: StreamKey, clock: Clock) -> ItemRetired:
     """AW-01 for a retirement, inside the caller's transaction (``app.tenant_id`` = the stream's tenant)."""
-    cursor = lock_cursor(conn, stream)
+    writer = DecisionWriter.lock(conn, stream, clock)
     fingerprint = request_fingerprint(cmd)
     replayed = _replayed(conn, stream, cmd, fingerprint)
     if replayed is not None:
@@ -203,48 +178,29 @@ def retire_item(conn: Connection, cmd: RetireItem, stream: StreamKey, *, clock: 
     if current.status == facts.RETIRED:
         raise ItemAlreadyRetired(f"item {cmd.item_id} is retired already")
     retired = replace(current, revision=current.revision + 1, status=facts.RETIRED)
-    now = clock()
-    decision_id = new_decision_id()
-    batch = EventBatch(stream, cursor.committed_position, decision_id, now, (), None)
-    batch.item_created(retired)  # catalog_item.updated: the full state, status retired
-    release = _automatic_removal(conn, stream, retired)
-    if release is not None:
-        batch.release_authorized(release)
-    record = _record(
-        decision_id,
-        stream,
-        cmd,
-        fingerprint,
-        now,
-        action=RETIRE_ITEM,
-        prior=(),
-        details={"item_id": retired.item_id, "revision": retired.revision},
-        events=batch.refs(),
+    automatic = writer.publishes_automatically(current_policy(conn, stream.tenant_id, stream.catalog_id))
+    record = writer.write(
+        RETIRE_ITEM,
+        cmd.actor,
+        cmd.rationale,
+        {"item_id": retired.item_id, "revision": retired.revision},
+        # catalog_item.updated: the full state, status retired
+        events=lambda batch: batch.item_created(retired),
+        facts=lambda: facts.write_retirement(conn, stream.tenant_id, retired, writer.now),
+        release=writer.release(retired_items=(retired,)) if automatic else None,
+        item_id=retired.item_id,
+        idempotency_key=cmd.idempotency_key,
+        request_sha256=fingerprint,
     )
-    insert_decision(conn, replace(record, item_id=retired.item_id))
-    facts.write_retirement(conn, stream.tenant_id, retired, now)
-    if release is not None:
-        releases.record_release(conn, stream.tenant_id, release, decision_id, cmd.actor, now)
-    append_events(conn, cursor, batch.events)
     return _retired_of(record, replayed=False)
 
 
-def _automatic_removal(
-    conn: Connection, stream: StreamKey, retired: facts.ItemState
-) -> releases.Release | None:
-    """docs/events.md: an automatic catalog publishes the retirement in the decision's transaction."""
-    if current_policy(conn, stream.tenant_id, stream.catalog_id) != releases.AUTOMATIC:
-        return None
-    revision = releases.next_publication_revision(conn, stream.tenant_id, stream.catalog_id)
-    return releases.Release(stream.catalog_id, revision, (), (), retired_items=(retired,))
-
-
 def set_release_policy(
-    conn: Connection, cmd: SetReleasePolicy, stream: StreamKey, *, clock: Clock
+    conn: Connection, cmd: SetReleasePolicy, stream: StreamKey, clock: Clock
 ) -> ReleasePolicyChange:
     """The switch under the cursor lock, so every decision of the stream commits under one policy or the other.
     It writes no event: the product service sees releases, not policies."""
-    lock_cursor(conn, stream)
+    writer = DecisionWriter.lock(conn, stream, clock)
     fingerprint = request_fingerprint(cmd)
     replayed = _replayed(conn, stream, cmd, fingerprint)
     if replayed is not None:
@@ -252,20 +208,22 @@ def set_release_policy(
     previous = current_policy(conn, stream.tenant_id, stream.catalog_id)
     if previous == cmd.policy:
         return ReleasePolicyChange(stream.catalog_id, previous, cmd.policy, None)
-    record = _record(
-        new_decision_id(),
-        stream,
-        cmd,
-        fingerprint,
-        clock(),
-        action=SET_RELEASE_POLICY,
-        prior=(),
-        details={"release_policy": cmd.policy, "previous": previous},
-        events=(),
+    record = writer.write(
+        SET_RELEASE_POLICY,
+        cmd.actor,
+        cmd.rationale,
+        {"release_policy": cmd.policy, "previous": previous},
+        facts=lambda: catalogs.write_release_policy(conn, stream.tenant_id, stream.catalog_id, cmd.policy),
+        idempotency_key=cmd.idempotency_key,
+        request_sha256=fingerprint,
     )
-    insert_decision(conn, record)
-    catalogs.write_release_policy(conn, stream.tenant_id, stream.catalog_id, cmd.policy)
     return _policy_of(record, replayed=False)
+
+
+def catalog_stream(db: Database, streams: StreamLocator, tenant_id: str, catalog_id: str) -> StreamKey:
+    """The catalog's stream; an unknown catalog is NOT_FOUND before the control plane is asked for it."""
+    db.run(lambda conn: current_policy(conn, tenant_id, catalog_id), tenant_id=tenant_id, read_only=True)
+    return streams(tenant_id, catalog_id)
 
 
 def current_policy(conn: Connection, tenant_id: str, catalog_id: str) -> ReleasePolicy:
@@ -350,38 +308,6 @@ def _replayed(
     if existing is not None and existing.request_sha256 != fingerprint:
         raise IdempotencyConflict(f"idempotency key {cmd.idempotency_key} was used for another request")
     return existing
-
-
-def _record(
-    decision_id: str,
-    stream: StreamKey,
-    cmd: CatalogCommand,
-    fingerprint: str,
-    now: datetime,
-    *,
-    action: str,
-    prior: tuple[str, ...],
-    details: dict[str, object],
-    events: tuple[EventRef, ...],
-) -> DecisionRecord:
-    return DecisionRecord(
-        decision_id=decision_id,
-        stream=stream,
-        action=action,
-        actor=cmd.actor,
-        rationale=cmd.rationale,
-        case_id=None,
-        case_revision=None,
-        evidence=(),
-        prior_decisions=prior,
-        details=dict(details),
-        events=events,
-        item_id=None,
-        listing_id=None,
-        idempotency_key=cmd.idempotency_key,
-        request_sha256=fingerprint,
-        created_at=now,
-    )
 
 
 def _release_of(record: DecisionRecord, *, replayed: bool) -> ReleaseAuthorized:

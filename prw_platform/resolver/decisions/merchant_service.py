@@ -1,8 +1,6 @@
-"""Operator decisions on merchants (issue 9 item 2): provision a merchant, bind a source to it, accept its
-shipping policy. Each is AW-01 like any other fact: one READ COMMITTED transaction that locks the stream cursor,
-computes the fact's next revision, inserts the immutable decision (INV-05), writes the fact at revision + 1,
-appends its ``merchant.*`` / ``shipping_policy.accepted`` event (plus ``release.authorized`` when the catalog
-publishes automatically) at the next positions (INV-03), and commits.
+"""Operator decisions on merchants: provision a merchant, bind a source to it, accept its shipping policy. Each is
+an AW-01 decision like any other (``DecisionWriter``): the fact at revision + 1 and its ``merchant.*`` /
+``shipping_policy.accepted`` event, plus ``release.authorized`` when the catalog publishes automatically.
 
 Asking for the state a fact already has decides nothing (``None``): provisioning is safe to repeat.
 """
@@ -18,7 +16,7 @@ from prw_platform.clock import Clock, utc_now
 from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection, Database
 from prw_platform.resolver import catalogs
-from prw_platform.resolver.decisions import catalog_decisions, merchants, releases
+from prw_platform.resolver.decisions import catalog_decisions, merchants
 from prw_platform.resolver.decisions.commands import DecisionResult
 from prw_platform.resolver.decisions.errors import MerchantNotFound, SourceNotInCatalog
 from prw_platform.resolver.decisions.events import EventBatch
@@ -29,10 +27,7 @@ from prw_platform.resolver.decisions.merchants import (
     ShippingPolicySpec,
     ShippingPolicyState,
 )
-from prw_platform.resolver.decisions.records import DecisionRecord, insert_decision, new_decision_id
-from prw_platform.resolver.stream.cursor import append_events, lock_cursor
-
-StreamLocator = Callable[[str, str], StreamKey]
+from prw_platform.resolver.decisions.writer import DecisionWriter, StreamLocator
 
 
 @dataclass(frozen=True)
@@ -145,49 +140,29 @@ class MerchantService:
     ) -> DecisionResult | None:
         if not actor.startswith("operator:") or len(actor) == len("operator:"):
             raise ValueError(f"merchants are provisioned by an operator (operator:<id>), not {actor!r}")
-        # An unknown catalog is NOT_FOUND before the control plane is asked for its stream.
-        self._db.run(
-            lambda conn: catalog_decisions.current_policy(conn, tenant_id, catalog_id),
-            tenant_id=tenant_id,
-            read_only=True,
-        )
-        stream = self._streams(tenant_id, catalog_id)
+        stream = catalog_decisions.catalog_stream(self._db, self._streams, tenant_id, catalog_id)
 
         def work(conn: Connection) -> DecisionResult | None:
-            now = self._clock()
-            cursor = lock_cursor(conn, stream)  # AW-01: BEFORE changing exported state
+            writer = DecisionWriter.lock(conn, stream, self._clock)
             change = plan(conn, stream)
             if change is None:
                 return None
-            decision_id = new_decision_id()
-            batch = EventBatch(stream, cursor.committed_position, decision_id, now, (), None)
-            change.add_event(batch)
-            release = _automatic_release(conn, stream, change)
-            if release is not None:
-                batch.release_authorized(release)
-            record = DecisionRecord(
-                decision_id=decision_id,
-                stream=stream,
-                action=change.action,
-                actor=actor,
-                rationale=rationale,
-                case_id=None,
-                case_revision=None,
-                evidence=(),
-                prior_decisions=(),
-                details=change.details,
-                events=batch.refs(),
-                item_id=None,
-                listing_id=None,
-                idempotency_key=None,
-                request_sha256=None,
-                created_at=now,
+            release = None
+            if writer.publishes_automatically():
+                release = writer.release(
+                    merchants=change.merchants,
+                    merchant_sources=change.merchant_sources,
+                    shipping_policies=change.shipping_policies,
+                )
+            record = writer.write(
+                change.action,
+                actor,
+                rationale,
+                change.details,
+                events=change.add_event,
+                facts=lambda: change.write(conn, tenant_id, writer.decision_id, writer.now),
+                release=release,
             )
-            insert_decision(conn, record)
-            change.write(conn, tenant_id, decision_id, now)
-            if release is not None:
-                releases.record_release(conn, tenant_id, release, decision_id, actor, now)
-            append_events(conn, cursor, batch.events)
             return record.result(replayed=False)
 
         # A re-run after an ambiguous commit finds the fact already in the asked state: None, nothing decided twice.
@@ -201,19 +176,3 @@ def _merchant_of_catalog(
     if merchant is None or merchant.catalog_id != catalog_id:
         raise MerchantNotFound(f"no merchant {merchant_id} in catalog {catalog_id}: provision it first")
     return merchant
-
-
-def _automatic_release(conn: Connection, stream: StreamKey, change: _Change) -> releases.Release | None:
-    """docs/events.md: an automatic catalog publishes, in the decision's transaction, what the decision changed."""
-    if catalogs.release_policy(conn, stream.tenant_id, stream.catalog_id) != releases.AUTOMATIC:
-        return None
-    revision = releases.next_publication_revision(conn, stream.tenant_id, stream.catalog_id)
-    return releases.Release(
-        stream.catalog_id,
-        revision,
-        (),
-        (),
-        merchants=change.merchants,
-        merchant_sources=change.merchant_sources,
-        shipping_policies=change.shipping_policies,
-    )

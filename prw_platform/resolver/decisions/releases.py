@@ -44,8 +44,8 @@ class Release:
 
     catalog_id: str
     publication_revision: int
-    items: tuple[ItemState, ...]
-    listings: tuple[ReleasedListing, ...]
+    items: tuple[ItemState, ...] = ()
+    listings: tuple[ReleasedListing, ...] = ()
     merchants: tuple[MerchantState, ...] = ()
     merchant_sources: tuple[MerchantSourceState, ...] = ()
     shipping_policies: tuple[ShippingPolicyState, ...] = ()

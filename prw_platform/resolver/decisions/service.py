@@ -1,16 +1,10 @@
-"""The decision write path (AW-01): one READ COMMITTED transaction, in the seed's order.
+"""The decision service and the listing decisions (AW-01): automatic rules and reviewers map a listing, create an
+item for it, or open or decide a review case.
 
-1. lock the stream cursor row (tenant, catalog, history_epoch) BEFORE changing exported state;
-2. a replayed idempotency key returns the existing result (nothing written);
-3. for a reviewer decision, take the case revision (INV-04 → STALE_CASE_REVISION);
-4. insert the immutable decision;
-5. apply facts with revision + 1, checking INV-01/02/07;
-6. insert one outbox event per affected aggregate revision at consecutive positions from the cursor (INV-03),
-   plus ``release.authorized`` when the catalog publishes automatically, and advance the cursor;
-7. commit (all or nothing: a rollback consumes no position).
-
-``apply_decision`` runs inside a caller's transaction, so the resolution consumer can commit its inbox row with
-the decision; ``decide`` runs it in its own transaction through ``Database.run``.
+Under the cursor lock a replayed idempotency key returns the existing result (nothing written); a reviewer's
+decision takes the case revision (INV-04 -> STALE_CASE_REVISION); the plan checks INV-01/02/07; then the
+``DecisionWriter`` writes the decision, its facts at revision + 1 and its events. ``apply_decision`` runs inside a
+caller's transaction (the resolution consumer commits its inbox row with it); ``decide`` in its own.
 """
 
 from __future__ import annotations
@@ -25,8 +19,6 @@ from prw_platform.clock import Clock, utc_now
 from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection, Database
 from prw_platform.plugins.types import AttributeDefinition
-
-# catalogs owns resolver.catalog and resolver.source; imported as a module: it imports this package in turn.
 from prw_platform.resolver import catalogs
 from prw_platform.resolver.decisions import cases, catalog_decisions, facts, identity, invariants, releases
 from prw_platform.resolver.decisions.catalog_decisions import (
@@ -59,11 +51,8 @@ from prw_platform.resolver.decisions.events import EventBatch
 from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
 from prw_platform.resolver.decisions.provenance import DecisionDetail, decision_detail
 from prw_platform.resolver.decisions.records import (
-    DecisionRecord,
     case_decisions,
     find_decision_by_key,
-    insert_decision,
-    new_decision_id,
     request_fingerprint,
     send_find_decision_by_key,
 )
@@ -73,11 +62,10 @@ from prw_platform.resolver.decisions.review import (
     read_case,
     to_command,
 )
-from prw_platform.resolver.stream.cursor import append_events, send_lock_cursor
+from prw_platform.resolver.decisions.writer import DecisionWriter, StreamLocator
+from prw_platform.resolver.stream.cursor import send_lock_cursor
 
 Definitions = Mapping[str, AttributeDefinition]
-#: (tenant_id, catalog_id) -> the stream decisions write to now (the catalog at its current history epoch).
-StreamLocator = Callable[[str, str], StreamKey]
 #: (conn, tenant_id, capture_id, now): a human decision on the capture's case committed, in its transaction
 #: (the composition root binds intake's receipts: in_review -> accepted; intake imports this package).
 CaseDecided = Callable[[Connection, str, str, datetime], None]
@@ -129,24 +117,12 @@ class DecisionService:
         return _run(self._db, cmd, stream, work)
 
     def release(self, cmd: AuthorizeRelease, tenant_id: str) -> ReleaseAuthorized:
-        """Issue 8: authorize a release of the catalog's accepted state (AW-01 under the stream cursor lock)."""
-        cmd = replace(cmd, idempotency_key=_actor_key(cmd.actor, cmd.idempotency_key))
-        stream = self._catalog_stream(tenant_id, cmd.catalog_id)
-        return self._run_catalog_decision(
-            stream,
-            cmd.idempotency_key,
-            lambda conn: catalog_decisions.authorize_release(conn, cmd, stream, clock=self._clock),
-        )
+        """Authorize a release of the catalog's accepted state (AW-01 under the stream cursor lock)."""
+        return self._catalog_decision(cmd, tenant_id, catalog_decisions.authorize_release)
 
     def set_release_policy(self, cmd: SetReleasePolicy, tenant_id: str) -> ReleasePolicyChange:
-        """Issue 8: switch the catalog between manual and automatic release, recorded as a decision."""
-        cmd = replace(cmd, idempotency_key=_actor_key(cmd.actor, cmd.idempotency_key))
-        stream = self._catalog_stream(tenant_id, cmd.catalog_id)
-        return self._run_catalog_decision(
-            stream,
-            cmd.idempotency_key,
-            lambda conn: catalog_decisions.set_release_policy(conn, cmd, stream, clock=self._clock),
-        )
+        """Switch the catalog between manual and automatic release, recorded as a decision."""
+        return self._catalog_decision(cmd, tenant_id, catalog_decisions.set_release_policy)
 
     def pending_releases(self, tenant_id: str) -> list[PendingRelease]:
         """The tenant's catalogs, their release policy and what a release would publish now (read only)."""
@@ -158,13 +134,7 @@ class DecisionService:
 
     def retire_item(self, cmd: RetireItem, tenant_id: str) -> ItemRetired:
         """INV-07: retire an item; the next release removes it from the public catalog."""
-        cmd = replace(cmd, idempotency_key=_actor_key(cmd.actor, cmd.idempotency_key))
-        stream = self._catalog_stream(tenant_id, cmd.catalog_id)
-        return self._run_catalog_decision(
-            stream,
-            cmd.idempotency_key,
-            lambda conn: catalog_decisions.retire_item(conn, cmd, stream, clock=self._clock),
-        )
+        return self._catalog_decision(cmd, tenant_id, catalog_decisions.retire_item)
 
     def decision(self, tenant_id: str, decision_id: str) -> DecisionDetail | None:
         """if_admin_read: the decision of ``tenant_id`` with its facts, events and provenance; None if absent."""
@@ -172,18 +142,20 @@ class DecisionService:
             lambda conn: decision_detail(conn, tenant_id, decision_id), tenant_id=tenant_id, read_only=True
         )
 
-    def _catalog_stream(self, tenant_id: str, catalog_id: str) -> StreamKey:
-        """The catalog's stream; an unknown catalog is NOT_FOUND before the control plane is asked."""
-        self._db.run(
-            lambda conn: catalog_decisions.current_policy(conn, tenant_id, catalog_id),
-            tenant_id=tenant_id,
-            read_only=True,
-        )
-        return self.streams(tenant_id, catalog_id)
-
-    def _run_catalog_decision(
-        self, stream: StreamKey, key: str | None, work: Callable[[Connection], _Outcome]
+    def _catalog_decision(
+        self,
+        cmd: _CatalogCommand,
+        tenant_id: str,
+        decision: Callable[[Connection, _CatalogCommand, StreamKey, Clock], _Outcome],
     ) -> _Outcome:
+        """An operator's decision on a catalog in its own transaction."""
+        cmd = replace(cmd, idempotency_key=_actor_key(cmd.actor, cmd.idempotency_key))
+        stream = catalog_decisions.catalog_stream(self._db, self.streams, tenant_id, cmd.catalog_id)
+        key = cmd.idempotency_key
+
+        def work(conn: Connection) -> _Outcome:
+            return decision(conn, cmd, stream, self._clock)
+
         def committed(conn: Connection) -> _Outcome | None:
             # if_db: after an ambiguous commit, the key tells whether the first attempt committed.
             assert key is not None
@@ -198,6 +170,7 @@ class DecisionService:
             raise InvariantViolation("INV-02", f"profile {pin} is not installed: {error}") from error
 
 
+_CatalogCommand = TypeVar("_CatalogCommand", AuthorizeRelease, SetReleasePolicy, RetireItem)
 _Outcome = TypeVar("_Outcome", ReleaseAuthorized, ReleasePolicyChange, ItemRetired)
 
 
@@ -228,6 +201,15 @@ class _Plan:
     @property
     def current_mapping(self) -> MappingState | None:
         return self.mapping or self.previous_mapping
+
+    def add_events(self, batch: EventBatch) -> None:
+        if self.new_item:
+            batch.item_created(self.new_item)
+        if self.listing and self.listing_changed:
+            batch.listing_observed(self.listing)
+        if self.mapping and self.target and self.listing:
+            previous = self.previous_mapping.item_id if self.previous_mapping else None
+            batch.mapping_changed(self.mapping, previous, self.target, self.listing)
 
 
 def decide(
@@ -275,17 +257,13 @@ def apply_decision(
     mode (``decide``) they cost one round trip with BEGIN, the writes a second and the COMMIT a third. The
     server runs them in the order sent, so every read starts once the lock is held (AW-01: nothing is read for
     a decision before its stream is locked) and each sees what the writer it waited for committed."""
-    now = clock()
-    if now.tzinfo is None:
-        raise ValueError("the clock must return timezone-aware datetimes")
     locked = send_lock_cursor(conn, stream)
     key = cmd.idempotency_key
     replay = send_find_decision_by_key(conn, stream.tenant_id, key) if key is not None else None
-    decision_id = new_decision_id()
     reads = None if isinstance(cmd, DecideCase) else _send_observation_reads(conn, cmd, stream)
     policy = catalogs.send_release_policy(conn, stream.tenant_id, stream.catalog_id)
 
-    cursor = locked()
+    writer = DecisionWriter(conn, locked(), clock())
     fingerprint = request_fingerprint(cmd)
     if replay is not None:
         existing = replay()
@@ -295,57 +273,32 @@ def apply_decision(
             return existing.result(replayed=True)
 
     if isinstance(cmd, DecideCase):
-        plan = _plan_case_decision(conn, cmd, stream, decision_id, definitions)
+        plan = _plan_case_decision(conn, cmd, stream, writer.decision_id, definitions)
     else:
         assert reads is not None
-        plan = _plan(cmd, stream, decision_id, definitions, reads)
+        plan = _plan(cmd, stream, writer.decision_id, definitions, reads)
         if isinstance(cmd, OpenReviewCase) and plan.previous_mapping is not None:
             # A review case opened on a mapped listing reports the item it is mapped to (read only then).
             plan.target = facts.get_item(conn, stream.tenant_id, plan.previous_mapping.item_id)
-    release = _release(conn, stream, plan, policy())
-
-    batch = EventBatch(
-        stream,
-        cursor.committed_position,
-        decision_id,
-        now,
-        plan.evidence,
-        plan.listing.observed_at if plan.listing else None,
-    )
-    if plan.new_item:
-        batch.item_created(plan.new_item)
-    if plan.listing and plan.listing_changed:
-        batch.listing_observed(plan.listing)
-    if plan.mapping and plan.target and plan.listing:
-        previous = plan.previous_mapping.item_id if plan.previous_mapping else None
-        batch.mapping_changed(plan.mapping, previous, plan.target, plan.listing)
-    if release:
-        batch.release_authorized(release)
-
-    record = DecisionRecord(
-        decision_id=decision_id,
-        stream=stream,
-        action=plan.action,
-        actor=cmd.actor,
-        rationale=cmd.rationale,
+    record = writer.write(
+        plan.action,
+        cmd.actor,
+        cmd.rationale,
+        plan.details,
+        events=plan.add_events,
+        facts=lambda: _apply_facts(conn, stream.tenant_id, plan, writer.now),
+        release=_release(conn, writer, plan, policy()),
+        evidence=plan.evidence,
+        observed_at=plan.listing.observed_at if plan.listing else None,
+        prior_decisions=plan.prior_decisions,
         # The case a reviewer decided (at its new revision) or a rule opened; null for automatic mappings.
         case_id=plan.case.case_id if plan.case else None,
         case_revision=plan.case.revision if plan.case else None,
-        evidence=plan.evidence,
-        prior_decisions=plan.prior_decisions,
-        details=plan.details,
-        events=batch.refs(),
         item_id=plan.target.item_id if plan.target and plan.action != "open_review_case" else None,
         listing_id=plan.listing.listing_id if plan.listing else None,
         idempotency_key=key,
         request_sha256=fingerprint,
-        created_at=now,
     )
-    insert_decision(conn, record)
-    _apply_facts(conn, stream.tenant_id, plan, now)
-    if release:
-        releases.record_release(conn, stream.tenant_id, release, decision_id, cmd.actor, now)
-    append_events(conn, cursor, batch.events)
     return record.result(replayed=False)
 
 
@@ -538,21 +491,16 @@ def _map(plan: _Plan, reads: _TargetReads, previous: MappingState | None, decisi
 
 
 def _release(
-    conn: Connection, stream: StreamKey, plan: _Plan, policy: catalogs.ReleasePolicy
+    conn: Connection, writer: DecisionWriter, plan: _Plan, policy: catalogs.ReleasePolicy
 ) -> releases.Release | None:
-    """docs/events.md: an automatic catalog publishes, in the decision's transaction, what the decision changed."""
-    if policy != releases.AUTOMATIC:
-        return None
-    mapping = plan.current_mapping
-    if mapping is None or plan.target is None or plan.listing is None:
+    """An automatic catalog publishes the decision's item and mapping when the catalog does not publish them yet."""
+    mapping, item, listing = plan.current_mapping, plan.target, plan.listing
+    if not writer.publishes_automatically(policy) or mapping is None or item is None or listing is None:
         return None
     items, listings = releases.unreleased(
-        conn, stream.tenant_id, [plan.target], [releases.ReleasedListing(plan.listing, mapping)]
+        conn, writer.stream.tenant_id, [item], [releases.ReleasedListing(listing, mapping)]
     )
-    if not items and not listings:
-        return None
-    revision = releases.next_publication_revision(conn, stream.tenant_id, stream.catalog_id)
-    return releases.Release(stream.catalog_id, revision, items, listings)
+    return writer.release(items=items, listings=listings) if items or listings else None
 
 
 def _apply_facts(conn: Connection, tenant: str, plan: _Plan, now: datetime) -> None:

@@ -16,7 +16,6 @@ from psycopg.rows import class_row
 
 from prw_platform.contracts import AcceptedChange, StreamKey
 from prw_platform.db.database import Connection, affected_rows, returned_rows
-from prw_platform.resolver.decisions.errors import HistoryEpochFenced, StreamNotOpen
 from prw_platform.resolver.stream import outbox
 
 
@@ -82,6 +81,9 @@ def send_lock_cursor(conn: Connection, stream: StreamKey) -> Callable[[], Locked
     )
 
     def locked() -> LockedCursor:
+        # Imported here: the decisions package (the errors' home) writes through this module.
+        from prw_platform.resolver.decisions.errors import HistoryEpochFenced, StreamNotOpen
+
         with cur:
             row = cur.fetchone()
         if row is None:
@@ -109,9 +111,9 @@ def append_events(conn: Connection, cursor: LockedCursor, events: Sequence[Accep
             stream.history_epoch,
         ):
             raise ValueError(f"event {event.event_id} is stamped for another stream than {stream}")
-    outbox.insert_events(conn, events)
     if not events:
         return cursor
+    outbox.insert_events(conn, events)
     advanced = returned_rows(
         conn,
         """UPDATE resolver.stream_cursor SET committed_position = %s, updated_at = now()

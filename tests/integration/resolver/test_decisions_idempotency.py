@@ -17,7 +17,7 @@ from prw_platform.resolver.decisions import (
     DecisionResult,
     IdempotencyConflict,
     decide,
-    service,
+    writer,
 )
 from prw_platform.resolver.stream import cursor as stream
 from tests.integration.resolver.decision_builders import Catalog, wait_until
@@ -136,7 +136,7 @@ def test_an_ambiguous_commit_is_resolved_by_the_idempotency_key_and_decides_once
             wait_until(gone, "the backend to terminate")
         return advanced
 
-    monkeypatch.setattr(service, "append_events", append_then_lose_the_connection)
+    monkeypatch.setattr(writer, "append_events", append_then_lose_the_connection)
     result = catalog.decide(catalog.create(1))
 
     assert len(calls) == 2
