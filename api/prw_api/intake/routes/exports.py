@@ -1,4 +1,4 @@
-"""The resolver's export stream for the product principal (issue 9 gap closure; if_projection_bootstrap
+"""The resolver's export stream for the product principal (gap closure; if_projection_bootstrap
 "Retrieve retained events"): GET /v1/exports/events?after=W&history_epoch=E&limit=N, scope exports:read."""
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ def export_events(
     responses={status: {"model": ErrorBody} for status in (401, 403, 404, 422, 503)},
 )
 def report_progress(principal: CollectorDep, request: Request, body: ProgressReportBody) -> ProgressAckBody:
-    """The product consumer's durable contiguous progress, reported after its own commit (if_accepted_change,
-    issue 10): monotonic, a lower report is ignored (200 with the higher acknowledged position)."""
+    """The product consumer's durable contiguous progress, reported after its own commit (if_accepted_change):
+    monotonic, a lower report is ignored (200 with the higher acknowledged position)."""
     exports: ExportService = request.app.state.exports
     ack = exports.report_progress(
         principal,
