@@ -3,7 +3,7 @@
 resolution (if_resolution_job's extract stage) -> normalize -> identity, with decisions + outbox (AW-01, inside
 identity) -> relay (AW-03) -> product apply (AW-04); plus the pending-job sweeper (AW-02), driven by time. Each
 stage is a few lines over a service the composition root built (``Platform.resolution_stage(...)``, ``.relay``,
-``.product_apply``, ``.sweeper``); ``prw worker``,
+``.product_apply``, ``.sweeper``); ``bootstrap`` registers them on the ``Platform``, and ``prw worker``,
 ``runtime.drain`` and the Dagster ops and sensors all run them through ``prw_platform.runtime``.
 
 A later capability adds its stage to ``default_stages`` and appears in ``prw worker``, in Dagster and in the demo.
@@ -17,7 +17,7 @@ from prw_platform.queues import MAX_MESSAGES_PER_RECEIVE
 from prw_platform.runtime.stages import Batch, Stage, StageRegistry, stage_progress
 
 if TYPE_CHECKING:
-    from prw_platform.bootstrap import Platform
+    from prw_platform.composition.platform import Platform
     from prw_platform.product.rebuild.records import RebuildRecord
 
 #: if_resolution_job's extract stage keeps the name operators and their Dagster run history know.
@@ -33,7 +33,6 @@ GAPS: Final = "gaps"
 PROGRESS: Final = "progress"
 PRUNE: Final = "prune"
 EXPORTS: Final = "exports"
-#: Issue 10 item 3: drop the generations finished product rebuilds left behind.
 REBUILD_CLEANUP: Final = "rebuild-cleanup"
 ASSIST: Final = "assist"
 REPLAY: Final = "replay"
@@ -41,27 +40,8 @@ REPLAY: Final = "replay"
 FILES_SWEEP: Final = "files-sweep"
 FILES_CLEANUP: Final = "files-cleanup"
 
-#: The relay publishes this many outbox rows per transaction.
-RELAY_BATCH: Final = 100
-#: The product consumer applies up to this many deliveries per receive round (one transaction per stream).
-APPLY_BATCH: Final = 100
-#: The gap closer closes at most this many streams per batch.
-GAP_STREAMS: Final = 10
-#: The progress reporter reports at most this many streams per batch.
-PROGRESS_STREAMS: Final = 50
-#: The pruner deletes at most this many outbox rows per batch (in transactions of ``retention.PRUNE_CHUNK``).
-PRUNE_BATCH: Final = 100_000
-#: The export job builds at most this many snapshot exports per batch.
-EXPORT_BATCH: Final = 2
-#: The rebuild cleanup drops at most this many generations per batch.
-REBUILD_CLEANUP_BATCH: Final = 2
-#: The assist stage asks the model about at most this many review cases per batch (each a call of up to 60 s).
-ASSIST_BATCH: Final = 5
-#: The sweeper re-enqueues at most this many pending jobs per transaction.
-SWEEP_BATCH: Final = 100
 
-
-def _resolution_stage(name: str) -> Stage:
+def _resolution_stage(name: str) -> Stage[Platform]:
     job_stage = RESOLUTION_STAGES[name]
 
     def run_batch(platform: Platform, n: int) -> Batch:
@@ -74,9 +54,8 @@ def _resolution_stage(name: str) -> Stage:
     return Stage(
         name,
         _RESOLUTION_DESCRIPTIONS[name],
+        service=lambda p: p.resolution_stage(job_stage),
         run_batch=run_batch,
-        has_work=lambda p: p.resolution_stage(job_stage).has_work(),
-        prepare=lambda p: p.resolution_stage(job_stage),
         batch_size=MAX_MESSAGES_PER_RECEIVE,
     )
 
@@ -203,7 +182,7 @@ def _clean_up_files(platform: Platform, n: int) -> Batch:
     return Batch(report.received - report.outcomes["retried"], dict(report.outcomes))
 
 
-def default_stages() -> StageRegistry:
+def default_stages() -> StageRegistry[Platform]:
     return StageRegistry(
         (
             _resolution_stage(RESOLUTION),
@@ -212,48 +191,43 @@ def default_stages() -> StageRegistry:
             Stage(
                 RELAY,
                 "Publish committed outbox rows to the accepted-change queue, then mark them published (AW-03).",
+                service=lambda p: p.relay,
                 run_batch=_relay,
-                has_work=lambda p: p.relay.has_work(),
-                prepare=lambda p: p.relay,
-                batch_size=RELAY_BATCH,
+                batch_size=100,
             ),
             Stage(
                 APPLY,
                 "Apply accepted changes to the product projection, one transaction per stream; ack after commit"
                 " (AW-04).",
+                service=lambda p: p.product_apply,
                 run_batch=_apply,
-                has_work=lambda p: p.product_apply.has_work(),
-                prepare=lambda p: p.product_apply,
-                batch_size=APPLY_BATCH,
+                batch_size=100,
             ),
             Stage(
                 GAPS,
                 "Close stream gaps (lost or dead-lettered deliveries) from the resolver's export stream (issue 9,"
                 " AW-04).",
+                service=lambda p: p.gap_closer,
                 run_batch=_close_gaps,
-                has_work=lambda p: p.gap_closer.has_work(),
-                prepare=lambda p: p.gap_closer,
-                batch_size=GAP_STREAMS,
+                batch_size=10,
                 idle_sleep=5.0,
             ),
             Stage(
                 PROGRESS,
                 "Report the live consumer's durable contiguous progress to resolver retention control, after the"
                 " apply commit (issue 10, if_accepted_change).",
+                service=lambda p: p.progress_reporter,
                 run_batch=_report_progress,
-                has_work=lambda p: p.progress_reporter.has_work(),
-                prepare=lambda p: p.progress_reporter,
-                batch_size=PROGRESS_STREAMS,
+                batch_size=50,
                 idle_sleep=5.0,
             ),
             Stage(
                 PRUNE,
                 "AW-03 Prune: delete the contiguous prefix of published, aged outbox events no live consumer and no"
                 " unexpired rebuild lease still needs (issue 10).",
+                service=lambda p: p.pruner,
                 run_batch=_prune,
-                has_work=lambda p: p.pruner.has_work(),
-                prepare=lambda p: p.pruner,
-                batch_size=PRUNE_BATCH,
+                batch_size=100_000,  # outbox rows, in transactions of ``retention.PRUNE_CHUNK``
                 idle_sleep=300.0,
                 pipeline=False,
                 cron="17 * * * *",
@@ -263,10 +237,9 @@ def default_stages() -> StageRegistry:
                 "Build requested snapshot exports: lease pinned after P, one REPEATABLE READ snapshot at the"
                 " committed cursor W, checksummed objects, manifest ready after a valid lease check"
                 " (if_projection_bootstrap).",
+                service=lambda p: p.snapshot_exports,
                 run_batch=_export,
-                has_work=lambda p: p.snapshot_exports.has_work(),
-                prepare=lambda p: p.snapshot_exports,
-                batch_size=EXPORT_BATCH,
+                batch_size=2,
                 idle_sleep=5.0,
                 pipeline=False,
             ),
@@ -275,10 +248,9 @@ def default_stages() -> StageRegistry:
                 "Drop the projection generations finished product rebuilds left (the replaced one after a cutover,"
                 " a failed rebuild's own), once they are older than PRW_REBUILD_CLEANUP_AFTER_SECONDS; never the"
                 " serving generation (issue 10, if_projection_bootstrap).",
+                service=lambda p: p.rebuild_cleanup,
                 run_batch=_clean_up_rebuilds,
-                has_work=lambda p: p.rebuild_cleanup.has_work(),
-                prepare=lambda p: p.rebuild_cleanup,
-                batch_size=REBUILD_CLEANUP_BATCH,
+                batch_size=2,
                 idle_sleep=300.0,
                 pipeline=False,
                 cron="41 * * * *",
@@ -287,9 +259,8 @@ def default_stages() -> StageRegistry:
                 REPLAY,
                 "Improvement replays (if_replay_job): re-run stored captures with pinned versions and record the"
                 " diff; never re-fetch.",
+                service=lambda p: p.replay_consumer,
                 run_batch=_replay,
-                has_work=lambda p: p.replay_consumer.has_work(),
-                prepare=lambda p: p.replay_consumer,
                 batch_size=MAX_MESSAGES_PER_RECEIVE,
                 pipeline=False,
             ),
@@ -297,20 +268,18 @@ def default_stages() -> StageRegistry:
                 ASSIST,
                 "Ask the LLM (if configured) for proposed claims and advice on open review cases; annotate only,"
                 " never decide (if_llm_extract, if_llm_review, DEC-02).",
+                service=lambda p: p.assist,
                 run_batch=_assist,
-                has_work=lambda p: p.assist.has_work(),
-                prepare=lambda p: p.assist,
-                batch_size=ASSIST_BATCH,
+                batch_size=5,  # review cases, each a model call of up to 60 s
                 idle_sleep=30.0,
                 pipeline=False,
             ),
             Stage(
                 SWEEPER,
                 "AW-02: re-enqueue resolution jobs left pending after their capture committed.",
+                service=lambda p: p.sweeper,
                 run_batch=_sweep,
-                has_work=lambda p: p.sweeper.has_work(),
-                prepare=lambda p: p.sweeper,
-                batch_size=SWEEP_BATCH,
+                batch_size=100,
                 idle_sleep=30.0,
                 pipeline=False,
                 cron="*/5 * * * *",
@@ -319,10 +288,9 @@ def default_stages() -> StageRegistry:
                 FILES_SWEEP,
                 "Seed 004: claim due detached and abandoned catalog files (discarding), one cleanup message each;"
                 " delete retired bytes after thirty days.",
+                service=lambda p: p.files_sweep,
                 run_batch=_sweep_files,
-                has_work=lambda p: p.files_sweep.has_work(),
-                prepare=lambda p: p.files_sweep,
-                batch_size=SWEEP_BATCH,
+                batch_size=100,
                 idle_sleep=30.0,
                 concurrency=1,
                 pipeline=False,
@@ -332,9 +300,8 @@ def default_stages() -> StageRegistry:
                 FILES_CLEANUP,
                 "Seed 004: settle one catalog file per cleanup message (attached, discarded, or failed on the"
                 " fifth receive).",
+                service=lambda p: p.files_cleanup,
                 run_batch=_clean_up_files,
-                has_work=lambda p: p.files_cleanup.has_work(),
-                prepare=lambda p: p.files_cleanup,
                 batch_size=MAX_MESSAGES_PER_RECEIVE,
                 idle_sleep=5.0,
                 concurrency=2,

@@ -153,13 +153,7 @@ class OperatorReports:
 
     def projection_lag(self) -> int:
         """Committed positions not yet applied by the product service, over every projected stream."""
-        committed = {
-            (s.tenant_id, s.catalog_id, s.history_epoch): s.committed_position for s in self.stream_statuses()
-        }
-        return sum(
-            p.lag(committed.get((p.tenant_id, p.catalog_id, p.history_epoch), 0))
-            for p in self.stream_progress()
-        )
+        return sum(gap.lag for gap in self.stream_gaps())
 
 
 __all__ = [

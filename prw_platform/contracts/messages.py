@@ -14,6 +14,7 @@ from prw_platform.contracts.schemas import (
     validate,
 )
 from prw_platform.contracts.vocabulary import VOCABULARY
+from prw_platform.contracts.vocabulary import AggregateRevision as AggregateRevision
 
 ACCEPTED_CHANGE_SCHEMA_VERSION: Final = "accepted-change/1"
 RESOLUTION_JOB_SCHEMA_VERSION: Final = "resolution.job/1"
@@ -27,12 +28,6 @@ PAYLOAD_UNION: Final = frozenset({"allOf"})
 
 class _Message(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class AggregateRevision(_Message):
-    type: str
-    id: str
-    revision: int = Field(ge=1)
 
 
 class AcceptedChange(_Message):

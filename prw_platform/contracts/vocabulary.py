@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import to_json
 
 from prw_platform.contracts.payloads import (
@@ -33,9 +33,6 @@ from prw_platform.contracts.payloads import (
     ShippingPolicyPayload,
 )
 from prw_platform.contracts.schemas import ACCEPTED_CHANGE_SCHEMA, SchemaViolation
-
-if TYPE_CHECKING:  # messages.py checks payloads through VOCABULARY
-    from prw_platform.contracts.messages import AggregateRevision
 
 CATALOG_ITEM: Final = "catalog_item"
 LISTING: Final = "listing"
@@ -63,6 +60,15 @@ class Revisions(StrEnum):
         if value == "> 1":
             return revision > 1
         return revision >= 1
+
+
+class AggregateRevision(BaseModel):
+    """The aggregate an event changes, at one revision (a message's ``aggregate`` and ``dependencies``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: str
+    id: str
+    revision: int = Field(ge=1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,12 +7,8 @@ What ``prw demo`` without Dagster, the benchmarks and tests use; the Dagster pat
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from prw_platform.runtime.stages import Budget, run_stage
-
-if TYPE_CHECKING:
-    from prw_platform.bootstrap import Platform
+from prw_platform.runtime.stages import Budget, StageHost, run_stage
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +23,7 @@ class DrainReport:
 
 
 def drain(
-    platform: Platform, *, stages: tuple[str, ...] | None = None, max_rounds: int = 1000
+    platform: StageHost, *, stages: tuple[str, ...] | None = None, max_rounds: int = 1000
 ) -> DrainReport:
     """Run ``stages`` (default: the registered pipeline stages) round after round, each until it takes nothing,
     and stop after a round in which no stage took anything (or after ``max_rounds``)."""

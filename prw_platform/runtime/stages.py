@@ -1,8 +1,10 @@
 """Stages: every background path of the platform as one bounded, repeatable unit of work.
 
-A ``Stage`` names a service of the ``Platform`` (built once by the composition root), how to run one batch of it
-and how to ask cheaply whether it has work. ``run_stage(platform, name, budget)`` runs batches until the budget
-is spent or a batch takes nothing, and returns one ``StageReport`` whatever the stage. ``prw worker`` (through
+A ``Stage`` names a service of a platform (built once by the composition root), how to run one batch of it and
+how to ask cheaply whether it has work. ``run_stage(platform, name, budget)`` runs batches until the budget is
+spent or a batch takes nothing, and returns one ``StageReport`` whatever the stage. The runtime knows a platform
+only as a ``StageHost``: something holding a registry of stages that run over it (``prw_platform.pipeline``
+registers the platform's stages over the concrete ``Platform``). ``prw worker`` (through
 ``runtime.worker``), ``runtime.drain`` (``prw demo`` without Dagster, tests) and the Dagster ops and sensors
 (``prw_orchestration``) all drive stages this way; a new capability registers a stage, never a new loop.
 """
@@ -15,10 +17,10 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Generic, Protocol, Self, TypeVar
 
-if TYPE_CHECKING:
-    from prw_platform.bootstrap import Platform
+#: The platform a stage runs over.
+P = TypeVar("P")
 
 log = logging.getLogger(__name__)
 
@@ -91,20 +93,23 @@ class StageReport:
         }
 
 
-@dataclass(frozen=True)
-class Stage:
-    """One registered stage.
+class StageService(Protocol):
+    def has_work(self) -> bool: ...
 
-    ``run_batch(platform, n)`` does one bounded batch of at most ``n`` items through a service of the platform;
-    ``has_work(platform)`` is a cheap probe (an indexed EXISTS or a queue depth, never a report over the whole
-    state) that sensors and idle workers call often; ``prepare(platform)`` builds the services the stage uses
-    (the platform's services are created lazily; a worker prepares every stage before starting threads)."""
+
+@dataclass(frozen=True)
+class Stage(Generic[P]):
+    """One registered stage of platform ``P``.
+
+    ``service(platform)`` is the service the stage runs (the platform builds its services on first use; a worker
+    looks up every stage's service before starting threads); its ``has_work()`` is a cheap probe (an indexed
+    EXISTS or a queue depth, never a report over the whole state) that sensors and idle workers call often;
+    ``run_batch(platform, n)`` does one bounded batch of at most ``n`` items through it."""
 
     name: str
     description: str
-    run_batch: Callable[[Platform, int], Batch]
-    has_work: Callable[[Platform], bool]
-    prepare: Callable[[Platform], object]
+    service: Callable[[P], StageService]
+    run_batch: Callable[[P, int], Batch]
     #: Items per batch (a queue receive takes at most 10 messages; the relay publishes 100 rows per transaction).
     batch_size: int
     #: The longest sleep of an idle ``prw worker`` round.
@@ -126,20 +131,20 @@ class UnknownStage(LookupError):
         super().__init__(f"no stage {name!r}; stages: {', '.join(known)}")
 
 
-class StageRegistry:
+class StageRegistry(Generic[P]):
     """The stages of a platform in pipeline order (a stage that took something wakes the ones after it)."""
 
-    def __init__(self, stages: tuple[Stage, ...] = ()) -> None:
-        self._stages: dict[str, Stage] = {}
+    def __init__(self, stages: tuple[Stage[P], ...] = ()) -> None:
+        self._stages: dict[str, Stage[P]] = {}
         for stage in stages:
             self.register(stage)
 
-    def register(self, stage: Stage) -> None:
+    def register(self, stage: Stage[P]) -> None:
         if stage.name in self._stages:
             raise ValueError(f"stage {stage.name} is registered twice")
         self._stages[stage.name] = stage
 
-    def __getitem__(self, name: str) -> Stage:
+    def __getitem__(self, name: str) -> Stage[P]:
         try:
             return self._stages[name]
         except KeyError:
@@ -148,15 +153,22 @@ class StageRegistry:
     def __contains__(self, name: object) -> bool:
         return name in self._stages
 
-    def __iter__(self) -> Iterator[Stage]:
+    def __iter__(self) -> Iterator[Stage[P]]:
         return iter(self._stages.values())
 
     def names(self, *, pipeline_only: bool = False) -> tuple[str, ...]:
         return tuple(s.name for s in self if s.pipeline or not pipeline_only)
 
 
+class StageHost(Protocol):
+    """What the runtime needs from a platform: its registered stages, each run over the platform itself."""
+
+    @property
+    def stages(self) -> StageRegistry[Self]: ...
+
+
 def run_stage(
-    platform: Platform,
+    platform: StageHost,
     name: str,
     budget: Budget = ONE_BATCH,
     *,
@@ -171,7 +183,7 @@ def run_stage(
         _PROGRESS.reset(token)
 
 
-def _run_stage(platform: Platform, name: str, budget: Budget) -> StageReport:
+def _run_stage(platform: StageHost, name: str, budget: Budget) -> StageReport:
     stage = platform.stages[name]
     started = time.monotonic()
     taken = batches = 0
@@ -202,6 +214,6 @@ def _run_stage(platform: Platform, name: str, budget: Budget) -> StageReport:
     )
 
 
-def has_work(platform: Platform, name: str) -> bool:
+def has_work(platform: StageHost, name: str) -> bool:
     """The stage's cheap probe: is there something for ``run_stage`` to take now?"""
-    return platform.stages[name].has_work(platform)
+    return platform.stages[name].service(platform).has_work()

@@ -25,33 +25,26 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from types import FrameType
-from typing import TYPE_CHECKING
 
-from prw_platform.runtime.stages import Budget, StageReport, run_stage
-
-if TYPE_CHECKING:
-    from prw_platform.bootstrap import Platform
+from prw_platform.runtime.stages import Budget, StageHost, StageReport, run_stage
 
 #: One round of one stage.
 Round = Callable[[], StageReport]
 
 
-def stage_rounds(platform: Platform, names: tuple[str, ...], batch: int | None = None) -> dict[str, Round]:
+def stage_rounds(platform: StageHost, names: tuple[str, ...], batch: int | None = None) -> dict[str, Round]:
     """One round per stage over ``platform``: ``run_stage`` with at most ``batch`` items (default: the stage's
     batch size). Every service the stages use is built here, in the calling thread, before any stage thread
     starts (the platform builds its services lazily)."""
     rounds: dict[str, Round] = {}
     for name in names:
         stage = platform.stages[name]
-        stage.prepare(platform)
+        stage.service(platform)
         budget = Budget(items=batch or stage.batch_size)
-        rounds[name] = _round(platform, name, budget)
+        rounds[name] = partial(run_stage, platform, name, budget)
     return rounds
-
-
-def _round(platform: Platform, name: str, budget: Budget) -> Round:
-    return lambda: run_stage(platform, name, budget)
 
 
 @dataclass
@@ -122,7 +115,7 @@ class WorkerLoop:
     @classmethod
     def for_platform(
         cls,
-        platform: Platform,
+        platform: StageHost,
         names: tuple[str, ...],
         *,
         batch: int | None = None,

@@ -100,6 +100,7 @@ def test_the_contract_holds_for_the_edges_as_they_are(graph: grimp.ImportGraph) 
         ("prw_cli.commands.worker", "prw_platform.resolver.stream.relay"),
         ("prw_api.intake.routes.captures", "prw_platform.db.database"),
         ("prw_orchestration.defs.state", "prw_platform.product.reports"),
+        ("prw_api.compose", "prw_platform.composition.platform"),
     ],
 )
 def test_an_edge_importing_a_core_internal_breaks_the_contract(

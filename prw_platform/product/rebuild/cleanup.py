@@ -11,9 +11,8 @@ deletes what is left. Each chunk reports its progress (the stage logs it, in Dag
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Final
+from datetime import datetime
+from typing import Final
 
 from prw_platform.db.database import Connection, Database
 from prw_platform.product.consumer import inbox, merchant_projection, picture_projection, projection
@@ -21,9 +20,6 @@ from prw_platform.product.public import store as public_store
 from prw_platform.product.rebuild import records
 from prw_platform.product.rebuild.records import RebuildRecord
 from prw_platform.product.scopes import ProjectedScope, find_scope
-
-if TYPE_CHECKING:
-    from prw_platform.product.rebuild.service import ProductRebuild
 
 #: Rows per table per cleanup transaction.
 CLEANUP_CHUNK_ROWS: Final = 5_000
@@ -76,22 +72,6 @@ def drop_finished_generations(
             if on_progress is not None:
                 on_progress(record, generation, removed_total)
     return done
-
-
-@dataclass
-class RebuildCleanup:
-    """The ``rebuild-cleanup`` stage's service."""
-
-    rebuild: ProductRebuild
-    reads: Database
-    older_than: timedelta
-
-    def has_work(self) -> bool:
-        finished_before = self.rebuild.clock() - self.older_than
-        return bool(self.reads.run(lambda conn: records.uncleaned(conn, finished_before, 1), read_only=True))
-
-    def run_batch(self, limit: int, on_progress: CleanupProgress | None = None) -> list[RebuildRecord]:
-        return self.rebuild.clean_up(self.reads, self.older_than, limit, on_progress=on_progress)
 
 
 def drop_generation(

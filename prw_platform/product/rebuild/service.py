@@ -543,6 +543,22 @@ class ProductRebuild:
         )
 
 
+@dataclass
+class RebuildCleanup:
+    """The ``rebuild-cleanup`` stage's service."""
+
+    rebuild: ProductRebuild
+    reads: Database
+    older_than: timedelta
+
+    def has_work(self) -> bool:
+        finished_before = self.rebuild.clock() - self.older_than
+        return bool(self.reads.run(lambda conn: records.uncleaned(conn, finished_before, 1), read_only=True))
+
+    def run_batch(self, limit: int, on_progress: CleanupProgress | None = None) -> list[RebuildRecord]:
+        return self.rebuild.clean_up(self.reads, self.older_than, limit, on_progress=on_progress)
+
+
 def _abandoned(record: RebuildRecord) -> RebuildFailed:
     return RebuildFailed(
         f"rebuild {record.rebuild_id} was abandoned (prw product rebuild --abandon): stopped, nothing swapped",

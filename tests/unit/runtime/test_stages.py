@@ -50,7 +50,10 @@ class Source:
 
     items: int
     calls: list[int] = field(default_factory=list)
-    prepared: int = 0
+    looked_up: int = 0
+
+    def has_work(self) -> bool:
+        return self.items > 0
 
     def batch(self, _platform: Platform, n: int) -> Batch:
         self.calls.append(n)
@@ -59,16 +62,16 @@ class Source:
         return Batch(taken, {"ok": taken, "never": 0})
 
 
-def stage(name: str, source: Source, *, batch_size: int = 10, pipeline: bool = True) -> Stage:
-    def prepare(_platform: Platform) -> None:
-        source.prepared += 1
+def stage(name: str, source: Source, *, batch_size: int = 10, pipeline: bool = True) -> Stage[Platform]:
+    def service(_platform: Platform) -> Source:
+        source.looked_up += 1
+        return source
 
     return Stage(
         name,
         f"the {name} test stage",
+        service=service,
         run_batch=source.batch,
-        has_work=lambda _p: source.items > 0,
-        prepare=prepare,
         batch_size=batch_size,
         idle_sleep=0.01,
         pipeline=pipeline,
@@ -225,7 +228,7 @@ def test_a_worker_over_registered_stages_prepares_them_and_drains(platform: Plat
     loop = WorkerLoop.for_platform(platform, ("first", "second"), batch=4, max_idle_rounds=2)
     report = loop.run()
 
-    assert (first.prepared, second.prepared) == (1, 1)  # before any thread started
+    assert (first.looked_up, second.looked_up) == (1, 1)  # before any thread started
     assert report.drained
     assert report.taken == {"first": 7, "second": 3}
     assert first.calls[:2] == [2, 2]  # a round of 4 items is two batches of the stage's size
