@@ -7,13 +7,17 @@ Modified after one query for the release, without its body being built (RFC 9110
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from fastapi import Request, Response
 from fastapi.responses import JSONResponse
 from pydantic_core import to_json
 
-from prw_platform.services import PublicCatalog, Release
+from prw_api.errors import ApiError
+from prw_platform.services import Detail, Page, PublicCatalog, Release
+
+T = TypeVar("T")
 
 
 def etag_of(release: Release) -> str:
@@ -60,3 +64,33 @@ def public_json(request: Request, document: dict[str, Any], release: Release) ->
     return PublicJSONResponse(
         document, headers={"ETag": etag_of(release), "Cache-Control": cache_control(request)}
     )
+
+
+def public_page(
+    request: Request,
+    catalog: PublicCatalog,
+    read: Callable[[], Page[T]],
+    document: Callable[[Page[T]], dict[str, Any]],
+) -> Response:
+    """A page of a released collection (merchants, categories), or 304 (``not_modified``)."""
+    if (cached := not_modified(request, catalog)) is not None:
+        return cached
+    page = read()
+    return public_json(request, document(page), page.release)
+
+
+def public_entry(
+    request: Request,
+    catalog: PublicCatalog,
+    read: Callable[[], Detail[T]],
+    document: Callable[[T], dict[str, Any]],
+    missing: str,
+) -> Response:
+    """One released entry, or 304 (``not_modified``); if_product_query: 404 NOT_FOUND ``missing`` for an unknown
+    entry and for one no applied release has published."""
+    if (cached := not_modified(request, catalog)) is not None:
+        return cached
+    detail = read()
+    if detail.entry is None:
+        raise ApiError(404, "NOT_FOUND", missing)
+    return public_json(request, document(detail.entry), detail.release)

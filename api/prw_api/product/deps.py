@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
-from fastapi import Depends, Request
+from fastapi import Depends, Query, Request
 from starlette.datastructures import QueryParams
 
 from prw_api.errors import ApiError
@@ -129,6 +129,15 @@ def catalog_of(request: Request) -> PublicCatalog:
 
 
 CatalogDep = Annotated[PublicCatalog, Depends(get_catalog)]
+#: ``cursor`` of a released collection's page (merchants, categories).
+CursorQuery = Annotated[
+    str | None, Query(min_length=1, max_length=MAX_CURSOR_LENGTH, description=_CURSOR.description)
+]
+
+
+def limit_query(description: str) -> Any:
+    """``limit`` of a released collection's page: ``Annotated[int, limit_query("Merchants per page")]``."""
+    return Query(ge=1, le=MAX_PAGE_SIZE, description=description)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from psycopg.rows import class_row, scalar_row
 
@@ -362,25 +362,9 @@ def gap_opened_at(conn: Connection, scope: ProjectedScope, contiguous: int) -> d
     return opened
 
 
-def drop_generation(
-    conn: Connection, scope: ProjectedScope, generation: int, limit: int | None = None
-) -> int:
-    """Remove a generation's inbox and parked events. Old-epoch audit rows (generation 0) are never removed. At most ``limit`` rows per table
-    (None: all), so the cleanup drops a generation in bounded transactions; the number removed."""
-    if generation < 1:
-        raise ValueError("generation 0 holds the old-epoch audit: it is never dropped")
-    key = (scope.tenant_id, scope.catalog_id, generation, limit)
-    removed = conn.execute(
-        """DELETE FROM product.parked_event WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.parked_event
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-        key,
-    ).rowcount
-    removed += conn.execute(
-        """DELETE FROM product.inbox WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.inbox
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-        key,
-    ).rowcount
-    return removed
+#: The tables keyed by generation (``rebuild.cleanup.drop_generation`` deletes a dropped generation's rows; the
+#: old-epoch audit rows of generation 0 never).
+GENERATION_TABLES: Final = ("product.parked_event", "product.inbox")
 
 
 @dataclass(frozen=True, slots=True)

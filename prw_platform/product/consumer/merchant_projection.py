@@ -137,22 +137,10 @@ def record_history(
     )
 
 
-def drop_generation(
-    conn: Connection, scope: ProjectedScope, generation: int, limit: int | None = None
-) -> int:
-    """Remove a generation's merchant facts and inventory history (see ``projection.drop_generation``). At most ``limit`` rows per table
-    (None: all), so the cleanup drops a generation in bounded transactions; the number removed."""
-    key = (scope.tenant_id, scope.catalog_id, generation, limit)
-    removed = 0
-    for statement in (
-        """DELETE FROM product.merchant_projection WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.merchant_projection
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-        """DELETE FROM product.merchant_source_projection WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.merchant_source_projection
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-        """DELETE FROM product.shipping_policy_projection WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.shipping_policy_projection
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-        """DELETE FROM product.inventory_observation WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.inventory_observation
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-    ):
-        removed += conn.execute(statement, key).rowcount
-    return removed
+#: The tables keyed by generation (``rebuild.cleanup.drop_generation`` deletes a dropped generation's rows).
+GENERATION_TABLES: Final = (
+    "product.merchant_projection",
+    "product.merchant_source_projection",
+    "product.shipping_policy_projection",
+    "product.inventory_observation",
+)

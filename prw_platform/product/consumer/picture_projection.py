@@ -58,18 +58,5 @@ def upsert_picture_facts(
     )
 
 
-def drop_generation(
-    conn: Connection, scope: ProjectedScope, generation: int, limit: int | None = None
-) -> int:
-    """Remove a generation's pictures and classes (see ``projection.drop_generation``). At most ``limit`` rows per table
-    (None: all), so the cleanup drops a generation in bounded transactions; the number removed."""
-    key = (scope.tenant_id, scope.catalog_id, generation, limit)
-    removed = 0
-    for statement in (
-        """DELETE FROM product.item_pictures_projection WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.item_pictures_projection
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-        """DELETE FROM product.product_class_projection WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.product_class_projection
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-    ):
-        removed += conn.execute(statement, key).rowcount
-    return removed
+#: The tables keyed by generation (``rebuild.cleanup.drop_generation`` deletes a dropped generation's rows).
+GENERATION_TABLES: Final = ("product.item_pictures_projection", "product.product_class_projection")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from psycopg.rows import class_row
 
@@ -176,22 +177,10 @@ def upsert_mappings(
     )
 
 
-def drop_generation(
-    conn: Connection, scope: ProjectedScope, generation: int, limit: int | None = None
-) -> int:
-    """Remove a generation's internal projection (a replaced one after a cutover, or a failed rebuild's). At most ``limit`` rows per table
-    (None: all), so the cleanup drops a generation in bounded transactions; the number removed."""
-    key = (scope.tenant_id, scope.catalog_id, generation, limit)
-    removed = 0
-    for statement in (
-        """DELETE FROM product.applied_revision WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.applied_revision
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-        """DELETE FROM product.item_projection WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.item_projection
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-        """DELETE FROM product.listing_projection WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.listing_projection
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-        """DELETE FROM product.listing_mapping_projection WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.listing_mapping_projection
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-    ):
-        removed += conn.execute(statement, key).rowcount
-    return removed
+#: The tables keyed by generation (``rebuild.cleanup.drop_generation`` deletes a dropped generation's rows).
+GENERATION_TABLES: Final = (
+    "product.applied_revision",
+    "product.item_projection",
+    "product.listing_projection",
+    "product.listing_mapping_projection",
+)

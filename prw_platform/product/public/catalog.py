@@ -9,17 +9,13 @@ query vocabulary (classes, values with units) and the deployment's cursor key.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from prw_platform.db.database import Database
 from prw_platform.plugins.query import QueryVocabulary
 from prw_platform.product.errors import PictureLinkInvalid
-from prw_platform.product.public.classes import (
-    ClassDetail,
-    ClassPage,
-    get_public_class,
-    list_public_classes,
-)
+from prw_platform.product.public import store
+from prw_platform.product.public.classes import ClassDetail, ClassPage
 from prw_platform.product.public.items import (
     DEFAULT_PAGE_SIZE,
     NO_VOCABULARY,
@@ -28,27 +24,17 @@ from prw_platform.product.public.items import (
     ItemDetail,
     ItemFilters,
     ItemPage,
-    OneRead,
     PictureRender,
     PublicItem,
     Release,
     SourceSummary,
-    get_public_item_detail,
-    get_public_source,
-    get_release,
-    item_detail_read,
+    collection_page_read,
     page_read,
-    release_read,
 )
-from prw_platform.product.public.merchants import (
-    ItemListings,
-    MerchantDetail,
-    MerchantPage,
-    get_item_listings,
-    get_public_merchant,
-    list_public_merchants,
-)
+from prw_platform.product.public.merchants import ItemListings, MerchantDetail, MerchantPage
 from prw_platform.product.public.pictures import PictureBytes, PictureLinks
+from prw_platform.product.public.read import OneRead
+from prw_platform.product.public.rows import Page
 from prw_platform.product.public.shipping import BasketLine, ShippingEvaluation, evaluate_shipping
 
 #: if_product_query Tenant: "Deployment binds ten_primary and tenant-private cat_primary."
@@ -56,6 +42,7 @@ DEFAULT_TENANT_ID: Final = "ten_primary"
 DEFAULT_CATALOG_ID: Final = "cat_primary"
 #: How long a readiness probe waits for the database (a connection and ``SELECT 1``).
 READINESS_TIMEOUT_SECONDS: Final = 2.0
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -92,7 +79,7 @@ class PublicCatalog:
     def page_read(
         self, filters: ItemFilters, *, limit: int, cursor: str | None, facets: tuple[str, ...]
     ) -> OneRead[ItemPage]:
-        """A page of ``items`` as one statement (the query checked, ``InvalidQuery`` otherwise)."""
+        """A page of ``items`` as one read (the query checked, ``InvalidQuery`` otherwise)."""
         return page_read(
             self.tenant_id,
             self.catalog_id,
@@ -115,41 +102,44 @@ class PublicCatalog:
 
     def release(self) -> Release:
         """The release served now: what an ``If-None-Match`` is compared with."""
-        return get_release(self.db, self.tenant_id, self.catalog_id)
+        return store.release_read(self.tenant_id, self.catalog_id).run(self.db)
 
     async def release_async(self) -> Release:
-        return await release_read(self.tenant_id, self.catalog_id).run_async(self.db)
+        return await store.release_read(self.tenant_id, self.catalog_id).run_async(self.db)
 
     def item(self, item_id: str) -> PublicItem | None:
-        return self.item_detail(item_id).item
+        return self.item_detail(item_id).entry
 
     def item_detail(self, item_id: str) -> ItemDetail:
-        return get_public_item_detail(self.db, self.tenant_id, self.catalog_id, item_id)
+        return store.item_detail_read(self.tenant_id, self.catalog_id, item_id).run(self.db)
 
     async def item_detail_async(self, item_id: str) -> ItemDetail:
-        return await item_detail_read(self.tenant_id, self.catalog_id, item_id).run_async(self.db)
+        return await store.item_detail_read(self.tenant_id, self.catalog_id, item_id).run_async(self.db)
 
     def source(self, source_id: str) -> SourceSummary | None:
-        return get_public_source(self.db, self.tenant_id, self.catalog_id, source_id)
+        """What the release served publishes of a source; None when it publishes no listing of it."""
+        source = store.source_read(self.tenant_id, self.catalog_id, source_id).run(self.db)
+        return source if source.listings else None
 
     def item_listings(self, item_id: str) -> ItemListings:
-        return get_item_listings(self.db, self.tenant_id, self.catalog_id, item_id)
+        return store.item_listings_read(self.tenant_id, self.catalog_id, item_id).run(self.db)
 
     def merchants(self, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None) -> MerchantPage:
-        return list_public_merchants(
-            self.db, self.tenant_id, self.catalog_id, limit=limit, cursor=cursor, cursors=self.cursors
-        )
+        return self._page(store.MERCHANTS, limit, cursor).run(self.db)
 
     def merchant(self, merchant_id: str) -> MerchantDetail:
-        return get_public_merchant(self.db, self.tenant_id, self.catalog_id, merchant_id)
+        return store.MERCHANTS.detail_read(self.tenant_id, self.catalog_id, merchant_id).run(self.db)
 
     def classes(self, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None) -> ClassPage:
-        return list_public_classes(
-            self.db, self.tenant_id, self.catalog_id, limit=limit, cursor=cursor, cursors=self.cursors
-        )
+        return self._page(store.CLASSES, limit, cursor).run(self.db)
 
     def product_class(self, class_id: str) -> ClassDetail:
-        return get_public_class(self.db, self.tenant_id, self.catalog_id, class_id)
+        return store.CLASSES.detail_read(self.tenant_id, self.catalog_id, class_id).run(self.db)
+
+    def _page(self, collection: store.Collection[T], limit: int, cursor: str | None) -> OneRead[Page[T]]:
+        return collection_page_read(
+            collection, self.tenant_id, self.catalog_id, limit=limit, cursor=cursor, cursors=self.cursors
+        )
 
     def picture_render(self) -> PictureRender | None:
         """What the serializers sign released pictures with for one response: every link of the response gets

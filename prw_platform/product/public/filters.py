@@ -1,8 +1,8 @@
-"""The conditions of a public item list query (``public_store.find_page``), composed of the filters given.
+"""The conditions of a public item list query (``store.page_read``), composed of the filters given.
 
 Each is a plain expression on the row ``i`` of the released items, so PostgreSQL uses the brand / GTIN indexes and
 evaluates nothing for an absent filter; the shapes are few (prepared per connection). No table is named here:
-``public_store`` owns the tables and wraps these conditions in its statement.
+``store`` owns the tables and wraps these conditions in its statement.
 """
 
 from __future__ import annotations

@@ -1,30 +1,28 @@
-"""Public product queries and THE public serializer (if_product_query).
+"""The public item reads and THE public serializer (if_product_query), and the keyset pages of every public
+collection (items, merchants, classes) with their signed cursors.
 
-Reads only the released snapshot of the serving generation (through ``public_store``, the owner of
-``public_item``, ``public_listing`` and ``release_pointer``), never the internal projection: "Internal acceptance or
-projection application does not publish a record [...] No public serializer reads live internal mappings." Item
-identity, ``published_revision`` and ``publication_revision`` come from the same ``public_item`` row in the
-collection, the detail and the listings, so they agree. Every read is one statement, so one snapshot.
+Reads only the released snapshot of the serving generation (``store``), never the internal projection: "Internal
+acceptance or projection application does not publish a record [...] No public serializer reads live internal
+mappings." Item identity, ``published_revision`` and ``publication_revision`` come from the same ``public_item``
+row in the collection, the detail and the listings, so they agree.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
+import dataclasses
 import hashlib
 import hmac
 import json
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, TypeVar
 
-from prw_platform.db.database import Database, Query
 from prw_platform.inputs import unstorable_character
 from prw_platform.plugins.query import QueryVocabulary
 from prw_platform.product.errors import InvalidQuery
-from prw_platform.product.public import store as public_store
+from prw_platform.product.public import store
 from prw_platform.product.public.fields import (
     PUBLIC_ITEM_FIELDS,
     PUBLIC_LISTING_FIELDS,
@@ -32,16 +30,20 @@ from prw_platform.product.public.fields import (
     public_listing_fields,
     public_pictures_fields,
 )
+from prw_platform.product.public.read import OneRead
 from prw_platform.product.public.rows import (
     AttributeCondition,
     ClassCondition,
+    Detail,
     FacetCount,
     ItemFilters,
+    ItemPage,
     ItemSearch,
+    Page,
     PublicItem,
     PublicListing,
     Release,
-    release_of,
+    SourceSummary,
 )
 
 __all__ = [
@@ -50,20 +52,19 @@ __all__ = [
     "MAX_PAGE_SIZE",
     "NO_FILTERS",
     "CursorCodec",
+    "Detail",
     "FacetCount",
     "ItemDetail",
     "ItemFilters",
     "ItemPage",
+    "Page",
     "PictureRender",
     "PublicItem",
     "PublicListing",
     "Release",
     "SourceSummary",
-    "get_public_item",
-    "get_public_item_detail",
-    "get_public_source",
-    "get_release",
-    "list_public_items",
+    "collection_page_read",
+    "page_read",
     "serialize_item",
     "serialize_page",
     "serialize_pictures",
@@ -81,6 +82,9 @@ PictureRender = Callable[[dict[str, Any]], dict[str, Any] | None]
 #: Every released item (a frozen value, safe as a default).
 NO_FILTERS: Final = ItemFilters()
 NO_VOCABULARY: Final = QueryVocabulary()
+#: A released item with the listings it publicly owns (INV-01), and the release served (for the ETag).
+ItemDetail = Detail[PublicItem]
+T = TypeVar("T")
 
 
 class CursorCodec:
@@ -125,101 +129,6 @@ class CursorCodec:
 PROCESS_CURSORS: Final = CursorCodec(secrets.token_bytes(32))
 
 
-@dataclass(frozen=True, slots=True)
-class ItemPage:
-    items: tuple[PublicItem, ...]
-    next_cursor: str | None
-    #: The catalog's current release (None before the first release is applied).
-    publication_revision: int | None
-    #: Counts per attribute value over every item matching the filters (only the keys asked for).
-    facets: tuple[FacetCount, ...] = ()
-    #: The serving generation (0: the catalog is not projected here); with the revision it makes the ETag.
-    generation: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class ItemDetail:
-    release: Release
-    item: PublicItem | None
-
-
-@dataclass(frozen=True, slots=True)
-class SourceSummary:
-    source_id: str
-    listings: int
-    items: int
-    last_observed_at: str | None
-    publication_revision: int | None
-    generation: int = 0
-
-
-R = TypeVar("R")
-
-
-@dataclass(frozen=True, slots=True)
-class OneRead(Generic[R]):
-    """A public read that is one statement (``Database.read_row``, or ``read_row_async`` from an ``async`` route)
-    and what its row means; ``empty`` is the answer when there is no row (the catalog is not served here)."""
-
-    tenant_id: str
-    catalog_id: str
-    statement: Query
-    params: dict[str, Any]
-    of_row: Callable[[dict[str, Any]], R]
-    empty: R
-
-    def run(self, db: Database) -> R:
-        row = db.read_row(self.statement, self.params, tenant_id=self.tenant_id)
-        if row is None:
-            _not_served(db, self.tenant_id, self.catalog_id)
-            return self.empty
-        return self.of_row(row)
-
-    async def run_async(self, db: Database) -> R:
-        row = await db.read_row_async(self.statement, self.params, tenant_id=self.tenant_id)
-        if row is None:
-            # Rare (a paused or unprojected catalog): a transaction on the sync pool, off the loop.
-            await asyncio.to_thread(_not_served, db, self.tenant_id, self.catalog_id)
-            return self.empty
-        return self.of_row(row)
-
-
-def get_release(db: Database, tenant_id: str, catalog_id: str) -> Release:
-    """The release the public API serves now (an ETag check: ``If-None-Match`` costs this one query)."""
-    return release_read(tenant_id, catalog_id).run(db)
-
-
-def release_read(tenant_id: str, catalog_id: str) -> OneRead[Release]:
-    statement, params = public_store.release_read(tenant_id, catalog_id)
-    return OneRead(tenant_id, catalog_id, statement, params, release_of, Release(0, None))
-
-
-def list_public_items(
-    db: Database,
-    tenant_id: str,
-    catalog_id: str,
-    filters: ItemFilters = NO_FILTERS,
-    *,
-    limit: int = DEFAULT_PAGE_SIZE,
-    cursor: str | None = None,
-    facets: tuple[str, ...] = (),
-    vocabulary: QueryVocabulary = NO_VOCABULARY,
-    cursors: CursorCodec = PROCESS_CURSORS,
-) -> ItemPage:
-    """Released items ordered by item id, ``limit`` per page; ``cursor`` is the previous page's ``next_cursor``
-    (for the same filters). ``vocabulary`` resolves ``class`` and reads attribute values with units."""
-    return page_read(
-        tenant_id,
-        catalog_id,
-        filters,
-        limit=limit,
-        cursor=cursor,
-        facets=facets,
-        vocabulary=vocabulary,
-        cursors=cursors,
-    ).run(db)
-
-
 def page_read(
     tenant_id: str,
     catalog_id: str,
@@ -231,25 +140,53 @@ def page_read(
     vocabulary: QueryVocabulary = NO_VOCABULARY,
     cursors: CursorCodec = PROCESS_CURSORS,
 ) -> OneRead[ItemPage]:
-    """``list_public_items`` as one read: its query checked (``InvalidQuery``) and its statement composed."""
-    if not 1 <= limit <= MAX_PAGE_SIZE:
-        raise InvalidQuery(f"limit must be between 1 and {MAX_PAGE_SIZE}")
+    """Released items ordered by item id, ``limit`` per page; ``cursor`` is the previous page's ``next_cursor``
+    (for the same filters). ``vocabulary`` resolves ``class`` and reads attribute values with units. The query is
+    checked here (``InvalidQuery``), before anything is read."""
+    _check_limit(limit)
     if len(facets) > MAX_FACETS:
         raise InvalidQuery(f"at most {MAX_FACETS} facets")
     after = cursors.decode(cursor, filters) if cursor else None
     search = resolve_search(filters, vocabulary, facets)
 
-    def of_row(row: dict[str, Any]) -> ItemPage:
-        rows = public_store.page_of(row)
-        items = tuple(rows.items[:limit])
-        next_cursor = cursors.encode(items[-1].item_id, filters) if len(rows.items) > limit else None
-        return ItemPage(
-            items, next_cursor, rows.release.publication_revision, tuple(rows.facets), rows.release.generation
+    def page(found: ItemPage) -> ItemPage:
+        items = found.items[:limit]
+        more = len(found.items) > limit
+        return dataclasses.replace(
+            found, items=items, next_cursor=cursors.encode(items[-1].item_id, filters) if more else None
         )
 
     # One more than a page tells whether a next page exists.
-    statement, params = public_store.page_read(tenant_id, catalog_id, search, after=after, limit=limit + 1)
-    return OneRead(tenant_id, catalog_id, statement, params, of_row, ItemPage((), None, None))
+    return store.page_read(tenant_id, catalog_id, search, after=after, limit=limit + 1).then(page)
+
+
+def collection_page_read(
+    collection: store.Collection[T],
+    tenant_id: str,
+    catalog_id: str,
+    *,
+    limit: int = DEFAULT_PAGE_SIZE,
+    cursor: str | None = None,
+    cursors: CursorCodec = PROCESS_CURSORS,
+) -> OneRead[Page[T]]:
+    """A released collection by id (merchants, classes), ``limit`` per page; ``cursor`` is the previous page's
+    ``next_cursor``."""
+    _check_limit(limit)
+    after = cursors.decode_keyed(cursor, collection.name) if cursor else None
+
+    def page(found: Page[T]) -> Page[T]:
+        entries = found.entries[:limit]
+        more = len(found.entries) > limit
+        next_cursor = cursors.encode_keyed(collection.key(entries[-1]), collection.name) if more else None
+        return Page(entries, next_cursor, found.release)
+
+    # One more than a page tells whether a next page exists.
+    return collection.read(tenant_id, catalog_id, after=after, limit=limit + 1).then(page)
+
+
+def _check_limit(limit: int) -> None:
+    if not 1 <= limit <= MAX_PAGE_SIZE:
+        raise InvalidQuery(f"limit must be between 1 and {MAX_PAGE_SIZE}")
 
 
 def resolve_search(
@@ -274,54 +211,6 @@ def resolve_search(
             else AttributeCondition(key, text)
         )
     return ItemSearch(filters, tuple(conditions), item_class, tuple(dict.fromkeys(facets)))
-
-
-def get_public_item_detail(db: Database, tenant_id: str, catalog_id: str, item_id: str) -> ItemDetail:
-    """A released item with the listings it publicly owns (INV-01), and the release served (for the ETag)."""
-    return item_detail_read(tenant_id, catalog_id, item_id).run(db)
-
-
-def item_detail_read(tenant_id: str, catalog_id: str, item_id: str) -> OneRead[ItemDetail]:
-    statement, params = public_store.item_detail_read(tenant_id, catalog_id, item_id)
-
-    def of_row(row: dict[str, Any]) -> ItemDetail:
-        detail = public_store.item_detail_of(row)
-        return ItemDetail(detail.release, detail.item)
-
-    return OneRead(tenant_id, catalog_id, statement, params, of_row, ItemDetail(Release(0, None), None))
-
-
-def _not_served(db: Database, tenant_id: str, catalog_id: str) -> None:
-    """A one-statement read found no serving generation: ``CatalogPaused`` while the catalog's history epoch is
-    being fenced; nothing when it is not projected here (asked only then, in a transaction of its own)."""
-    db.run(
-        lambda conn: public_store.not_served(conn, tenant_id, catalog_id), tenant_id=tenant_id, read_only=True
-    )
-
-
-def get_public_item(db: Database, tenant_id: str, catalog_id: str, item_id: str) -> PublicItem | None:
-    """A released item with the listings it publicly owns (INV-01), or None when it is not public."""
-    return get_public_item_detail(db, tenant_id, catalog_id, item_id).item
-
-
-def get_public_source(db: Database, tenant_id: str, catalog_id: str, source_id: str) -> SourceSummary | None:
-    """What the current release publishes from a source; None when it publishes no listing of it."""
-    row = db.run(
-        lambda conn: public_store.find_source(conn, tenant_id, catalog_id, source_id),
-        tenant_id=tenant_id,
-        read_only=True,
-        pipeline=True,
-    )
-    if row is None or row.listings == 0:
-        return None
-    return SourceSummary(
-        row.source_id,
-        row.listings,
-        row.items,
-        row.last_observed_at,
-        row.release.publication_revision,
-        row.release.generation,
-    )
 
 
 def serialize_item(item: PublicItem, render: PictureRender | None = None) -> dict[str, Any]:
@@ -379,7 +268,7 @@ def serialize_source(source: SourceSummary) -> dict[str, Any]:
         "source": source.source_id,
         "listings": source.listings,
         "items": source.items,
-        "publication_revision": source.publication_revision,
+        "publication_revision": source.release.publication_revision,
     }
     if source.last_observed_at is not None:
         document["last_observed_at"] = source.last_observed_at

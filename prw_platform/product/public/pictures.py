@@ -1,4 +1,4 @@
-"""Signed read links of released pictures (seed 004, issue 13 item 5): the product API serves a picture's bytes
+"""Signed read links of released pictures (seed 004): the product API serves a picture's bytes
 from the managed asset store, never from the resolver's tables.
 
 A released picture's snapshot carries its content address (``sha256``: the object key ``<bucket>/<tenant>/<sha256>``

@@ -1,12 +1,14 @@
-"""The values of the released public snapshot (``public_store`` reads and writes them; ``queries`` serializes them):
-the filters of a list query, the rows a public read returns, and the converters from a statement's JSON columns.
-No SQL here: ``public_store`` owns the tables.
+"""The values of the released public snapshot (``store`` reads and writes them; the serializers render them): the
+filters of a list query, what a public read answers, and the converters from a statement's JSON columns. No SQL
+here: ``store`` owns the tables.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +22,7 @@ class ItemFilters:
     #: Text search: every word occurs, case-insensitively, in the title, brand, MPN or GTIN.
     text: str | None = None
     #: (attribute key, value) pairs; a value matches the attribute's value, its value and unit ("1 TB"), or the
-    #: canonical value and unit a profile reads it as (1 TB is stored as 1000 GB: ``queries`` resolves it).
+    #: canonical value and unit a profile reads it as (1 TB is stored as 1000 GB: ``items`` resolves it).
     attributes: tuple[tuple[str, str], ...] = ()
     #: A product class a profile declares (``cls_storage_ssd``).
     item_class: str | None = None
@@ -46,7 +48,7 @@ class ClassCondition:
 
 @dataclass(frozen=True, slots=True)
 class ItemSearch:
-    """A list query resolved against the vocabulary: what ``find_page`` runs."""
+    """A list query resolved against the vocabulary: what ``store.page_read`` reads."""
 
     filters: ItemFilters
     attributes: tuple[AttributeCondition, ...] = ()
@@ -71,7 +73,7 @@ class PublicItem:
     #: Only the detail query loads listings; None in a collection.
     listings: tuple[PublicListing, ...] | None = None
     #: The released pictures (``{"main": picture | None, "gallery": [picture]}``, public_fields), None when no
-    #: release published any for the item (seed 004, issue 13 item 5).
+    #: release published any for the item (seed 004).
     pictures: dict[str, Any] | None = None
 
 
@@ -83,6 +85,10 @@ class Release:
     publication_revision: int | None
 
 
+#: What a read of a catalog not served here answers.
+NO_RELEASE = Release(0, None)
+
+
 @dataclass(frozen=True, slots=True)
 class FacetCount:
     key: str
@@ -92,20 +98,38 @@ class FacetCount:
 
 
 @dataclass(frozen=True, slots=True)
-class ItemRows:
-    release: Release
-    items: list[PublicItem]
-    facets: list[FacetCount]
+class ItemPage:
+    items: tuple[PublicItem, ...]
+    next_cursor: str | None
+    #: The catalog's current release (None before the first release is applied).
+    publication_revision: int | None
+    #: Counts per attribute value over every item matching the filters (only the keys asked for).
+    facets: tuple[FacetCount, ...] = ()
+    #: The serving generation (0: the catalog is not projected here); with the revision it makes the ETag.
+    generation: int = 0
 
 
 @dataclass(frozen=True, slots=True)
-class ItemDetailRow:
+class Page(Generic[T]):
+    """A page of a released collection by id (merchants, classes); ``next_cursor`` None on the last page."""
+
+    entries: tuple[T, ...]
+    next_cursor: str | None
     release: Release
-    item: PublicItem | None
 
 
 @dataclass(frozen=True, slots=True)
-class SourceRow:
+class Detail(Generic[T]):
+    """One released entry (an item, a merchant, a class), None when the release served does not publish it."""
+
+    release: Release
+    entry: T | None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSummary:
+    """What the release served publishes of a source: its public listings and the items that own them."""
+
     release: Release
     source_id: str
     listings: int
@@ -153,12 +177,6 @@ class PublicMerchant:
 
 
 @dataclass(frozen=True, slots=True)
-class MerchantRows:
-    release: Release
-    merchants: list[PublicMerchant]
-
-
-@dataclass(frozen=True, slots=True)
 class ListingMerchant:
     """The public merchant of a listing (through its source's released binding), with its released policy."""
 
@@ -176,7 +194,7 @@ class MerchantListing:
 
 
 @dataclass(frozen=True, slots=True)
-class ItemListingsRow:
+class ItemListings:
     release: Release
     #: (item id, published_revision, publication_revision) of the public item, or None.
     item: PublicItem | None
@@ -184,7 +202,7 @@ class ItemListingsRow:
 
 
 @dataclass(frozen=True, slots=True)
-class BasketRows:
+class Basket:
     release: Release
     #: The basket's listings that are public (whose owning item is public), with their merchants.
     listings: tuple[MerchantListing, ...]
@@ -208,7 +226,7 @@ def merchant_of(entry: dict[str, Any]) -> PublicMerchant:
     sources = entry.get("sources")
     policy = entry.get("shipping_policy")
     return PublicMerchant(
-        str(entry["merchant_id"]),
+        str(entry["id"]),
         int_of(entry["published_revision"]),
         int_of(entry["publication_revision"]),
         dict_of(entry["fields"]),
@@ -228,15 +246,9 @@ class PublicClass:
     item_count: int
 
 
-@dataclass(frozen=True, slots=True)
-class ClassRows:
-    release: Release
-    classes: list[PublicClass]
-
-
 def class_of(entry: dict[str, Any]) -> PublicClass:
     return PublicClass(
-        str(entry["class_id"]),
+        str(entry["id"]),
         int_of(entry["published_revision"]),
         int_of(entry["publication_revision"]),
         dict_of(entry["fields"]),

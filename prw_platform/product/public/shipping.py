@@ -19,7 +19,7 @@ from prw_platform.contracts import decimal_string
 from prw_platform.db.database import Database
 from prw_platform.inputs.countries import is_country_code
 from prw_platform.product.errors import BasketSpansMerchants, InvalidDestination, InvalidQuery, NotPublic
-from prw_platform.product.public import store as public_store
+from prw_platform.product.public import store
 from prw_platform.product.public.rows import ListingMerchant, MerchantListing, Release
 
 MAX_BASKET_LINES: Final = 50
@@ -64,15 +64,10 @@ def evaluate_shipping(
     quantities: Counter[str] = Counter()
     for line in lines:
         quantities[line.listing_id] += line.quantity
-    rows = db.run(
-        lambda conn: public_store.find_basket(conn, tenant_id, catalog_id, sorted(quantities)),
-        tenant_id=tenant_id,
-        read_only=True,
-        pipeline=True,
-    )
-    listings = {entry.listing.listing_id: entry for entry in rows.listings} if rows else {}
+    basket = store.basket_read(tenant_id, catalog_id, sorted(quantities)).run(db)
+    listings = {entry.listing.listing_id: entry for entry in basket.listings}
     missing = sorted(set(quantities) - set(listings))
-    if rows is None or missing:
+    if missing:
         raise NotPublic(f"no public listing {', '.join(missing)}")
     merchant = _one_merchant(list(listings.values()))
     policy = merchant.shipping_policy or {}
@@ -93,7 +88,7 @@ def evaluate_shipping(
         subtotal,
         Decimal(rates[destination]),
         None if threshold is None else Decimal(threshold),
-        rows.release,
+        basket.release,
     )
     # "free above the threshold": the rate times zero keeps its scale ("0.00").
     return replace(evaluation, shipping=evaluation.shipping * 0) if evaluation.free_shipping else evaluation

@@ -1,36 +1,40 @@
 """The released public snapshot: ``public_item``, ``public_listing``, ``release_pointer``, the merchant tables and
 the pictures' ``public_item_pictures`` and ``public_class`` (this module owns them).
 
-Two callers, one set of tables: ``releases`` writes a release's snapshot when the consumer applies it, and
-``queries`` reads it for the public API. Every read and write is of one generation, the scope's serving one; the
-caller reads the scope (``scopes.find_scope``) in the same transaction. Nothing here reads the internal projection
-(if_product_query: "No public serializer reads live internal mappings").
+Two callers, one set of tables: ``releases`` writes a release's snapshot when the consumer applies it, in the
+scope's serving generation; ``PublicCatalog`` runs the reads composed here for the public API, each one statement
+(``read.OneRead``). Nothing here reads the internal projection (if_product_query: "No public serializer reads live
+internal mappings").
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final, Generic, LiteralString, TypeVar
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from prw_platform.db.database import Connection, Query
-from prw_platform.product.errors import CatalogPaused
 from prw_platform.product.public.filters import SearchShape, conditions_of, search_params
+from prw_platform.product.public.read import OneRead
 from prw_platform.product.public.rows import (
-    BasketRows,
-    ClassRows,
+    NO_RELEASE,
+    Basket,
+    Detail,
     FacetCount,
-    ItemDetailRow,
-    ItemListingsRow,
-    ItemRows,
+    ItemListings,
+    ItemPage,
     ItemSearch,
-    MerchantRows,
+    Page,
+    PublicClass,
     PublicItem,
     PublicListing,
     PublicMerchant,
-    SourceRow,
+    Release,
+    SourceSummary,
     class_of,
     dict_of,
     int_of,
@@ -41,7 +45,10 @@ from prw_platform.product.public.rows import (
     pictures_of,
     release_of,
 )
-from prw_platform.product.scopes import SERVING_GENERATION_SUBQUERY, ProjectedScope, paused_reason
+from prw_platform.product.scopes import SERVING_GENERATION_SUBQUERY, ProjectedScope
+
+R = TypeVar("R")
+T = TypeVar("T")
 
 # --- writes: applying a release ------------------------------------------------------------------------------
 
@@ -256,44 +263,27 @@ def point_release(
     )
 
 
-def drop_generation(
-    conn: Connection, scope: ProjectedScope, generation: int, limit: int | None = None
-) -> int:
-    """Remove a generation's public snapshot (a replaced one after a rebuild's cutover, or a failed rebuild's).
-    Never the serving generation: the caller checks it under the scope lock. At most ``limit`` rows per table
-    (None: all), so the cleanup drops a generation in bounded transactions; the number removed."""
-    key = (scope.tenant_id, scope.catalog_id, generation, limit)
-    removed = 0
-    for statement in (
-        """DELETE FROM product.public_listing WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.public_listing
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-        """DELETE FROM product.public_item WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.public_item
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-        """DELETE FROM product.release_pointer WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.release_pointer
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-        """DELETE FROM product.public_merchant_source WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.public_merchant_source
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-        """DELETE FROM product.public_shipping_policy WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.public_shipping_policy
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-        """DELETE FROM product.public_merchant WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.public_merchant
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-        """DELETE FROM product.public_item_pictures WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.public_item_pictures
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-        """DELETE FROM product.public_class WHERE ctid = ANY (ARRAY(SELECT ctid FROM product.public_class
-           WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))""",
-    ):
-        removed += conn.execute(statement, key).rowcount
-    return removed
+#: The tables keyed by generation, in the order ``rebuild.cleanup.drop_generation`` deletes a generation's rows (a
+#: replaced one after a rebuild's cutover, or a failed rebuild's).
+GENERATION_TABLES: Final = (
+    "product.public_listing",
+    "product.public_item",
+    "product.release_pointer",
+    "product.public_merchant_source",
+    "product.public_shipping_policy",
+    "product.public_merchant",
+    "product.public_item_pictures",
+    "product.public_class",
+)
 
 
 # --- reads: the public API ------------------------------------------------------------------------------------
 #
 # Every public read is one statement (a consistent snapshot without a multi-statement transaction, and one round
 # trip): the scope's serving generation comes from scopes.SERVING_GENERATION_SUBQUERY, the release pointer, the
-# items and listings from the tables this module owns. A page's item documents and a detail's listings are
-# aggregated as ``json``, not ``jsonb``: the aggregate is sent as text, and building it in binary only to print it
-# again cost 0.2 - 0.35 ms more per page of 21 items (EXPLAIN ANALYZE of the aggregate printed, issue 9 item 5).
-
+# items and listings from the tables this module owns; no row means the catalog is not served here. A page's item
+# documents and a detail's listings are aggregated as ``json``, not ``jsonb``: the aggregate is sent as text, and
+# building it in binary only to print it again cost more per page (bench/README.md).
 
 _SCOPE = sql.SQL(
     """scope AS MATERIALIZED (SELECT {generation} AS generation),
@@ -401,86 +391,6 @@ _RELEASE = sql.SQL(
 ).format(scope=_SCOPE)
 
 
-def not_served(conn: Connection, tenant_id: str, catalog_id: str) -> None:
-    """A read found no serving generation: nothing when the catalog is not projected here (the caller answers
-    None); ``CatalogPaused`` (503
-    UNAVAILABLE at the edge) while its history epoch is being fenced (``prw epoch fence``), so a consumer never
-    mistakes the pause for an empty catalog. Asked only when the one-statement read found nothing."""
-    reason = paused_reason(conn, tenant_id, catalog_id)
-    if reason is not None:
-        raise CatalogPaused(reason)
-
-
-def release_read(tenant_id: str, catalog_id: str) -> tuple[Query, dict[str, Any]]:
-    """The one statement reading the serving generation's release (no row: the catalog is not served)."""
-    return _RELEASE, {"tenant": tenant_id, "catalog": catalog_id}
-
-
-def item_detail_read(tenant_id: str, catalog_id: str, item_id: str) -> tuple[Query, dict[str, Any]]:
-    """The one statement of an item detail and its parameters (``Database.read_row`` runs it in one round trip;
-    ``item_detail_of`` reads its row)."""
-    return _ITEM_DETAIL, {"tenant": tenant_id, "catalog": catalog_id, "item": item_id}
-
-
-def item_detail_of(row: dict[str, Any]) -> ItemDetailRow:
-    """The row of ``item_detail_read``'s statement (which answers no row when the catalog is not served)."""
-    if row["item_id"] is None:
-        return ItemDetailRow(release_of(row), None)
-    listings = tuple(listing_of(entry) for entry in list_of(row["listings"]))
-    item = PublicItem(
-        str(row["item_id"]),
-        int_of(row["published_revision"]),
-        int_of(row["publication_revision"]),
-        dict_of(row["fields"]),
-        listings,
-        pictures_of(row["pictures"]),
-    )
-    return ItemDetailRow(release_of(row), item)
-
-
-def page_read(
-    tenant_id: str, catalog_id: str, search: ItemSearch, *, after: str | None, limit: int
-) -> tuple[Query, dict[str, Any]]:
-    """The one statement of a list page and its parameters: released items matching ``search``, by item id, the
-    first ``limit`` after item id ``after``, with facet counts over every match (not only the page)."""
-    params: dict[str, Any] = {"tenant": tenant_id, "catalog": catalog_id, "after": after, "limit": limit}
-    return _page_statement(search_params(search, params)), params
-
-
-def page_of(row: dict[str, Any]) -> ItemRows:
-    """The row of ``page_read``'s statement (which answers no row when the catalog is not served)."""
-    items = [
-        PublicItem(
-            str(e["item_id"]),
-            int(e["published_revision"]),
-            int(e["publication_revision"]),
-            e["fields"],
-            pictures=pictures_of(e.get("pictures")),
-        )
-        for e in list_of(row["items"])
-    ]
-    facets = [FacetCount(f["key"], f["value"], f["unit"], int(f["count"])) for f in list_of(row["facets"])]
-    return ItemRows(release_of(row), items, facets)
-
-
-def find_source(conn: Connection, tenant_id: str, catalog_id: str, source_id: str) -> SourceRow | None:
-    """What the current release publishes of a source: its public listings and the items that own them."""
-    row = conn.execute(_SOURCE, {"tenant": tenant_id, "catalog": catalog_id, "source": source_id}).fetchone()
-    if row is None:
-        not_served(conn, tenant_id, catalog_id)
-        return None
-    observed = row["last_observed_at"]
-    return SourceRow(
-        release_of(row),
-        source_id,
-        int_of(row["listings"]),
-        int_of(row["items"]),
-        None if observed is None else str(observed),
-    )
-
-
-# --- merchants, listings with their merchants, baskets (issue 9 item 2) ----------------------------------------
-
 #: The public merchant of listing ``l``: its source's released binding to a released merchant, with the
 #: merchant's released shipping policy (null when none). Null when the source is bound to no public merchant.
 _LISTING_MERCHANT = """(SELECT jsonb_build_object('merchant_id', m.merchant_id, 'name', m.fields->>'name',
@@ -528,133 +438,204 @@ SELECT p.generation, p.publication_revision AS current_revision,
   FROM pointer p"""
 ).format(scope=_SCOPE, listing=sql.SQL(_LISTING_DOCUMENT).format(merchant=sql.SQL(_LISTING_MERCHANT)))
 
-_MERCHANTS = sql.SQL(
-    """WITH {scope}
+
+# A released collection by id (merchants, classes): a page after an id, or the one entry ``%(id)s``. ``{document}``
+# is the entry's JSON from row ``e`` of ``{table}``, keyed by ``{key}``.
+_COLLECTION = """WITH {scope}
 SELECT p.generation, p.publication_revision AS current_revision,
-       (SELECT coalesce(jsonb_agg(page.document ORDER BY page.merchant_id), '[]'::jsonb) FROM (
-          SELECT m.merchant_id, jsonb_build_object(
-                   'merchant_id', m.merchant_id, 'published_revision', m.published_revision,
-                   'publication_revision', m.publication_revision, 'fields', m.fields,
-                   'sources', coalesce((SELECT jsonb_agg(s.source_id ORDER BY s.source_id)
-                                          FROM product.public_merchant_source s
-                                         WHERE s.tenant_id = m.tenant_id AND s.catalog_id = m.catalog_id
-                                           AND s.generation = m.generation AND s.merchant_id = m.merchant_id),
-                                       '[]'::jsonb),
-                   'shipping_policy', (SELECT sp.fields FROM product.public_shipping_policy sp
-                                        WHERE sp.tenant_id = m.tenant_id AND sp.catalog_id = m.catalog_id
-                                          AND sp.generation = m.generation AND sp.merchant_id = m.merchant_id)
-                 ) AS document
-            FROM product.public_merchant m
-           WHERE m.tenant_id = %(tenant)s AND m.catalog_id = %(catalog)s AND m.generation = p.generation
-             AND (%(after)s::text IS NULL OR m.merchant_id > %(after)s::text)
-             AND (%(merchant)s::text IS NULL OR m.merchant_id = %(merchant)s::text)
-           ORDER BY m.merchant_id LIMIT %(limit)s) AS page) AS merchants
+       (SELECT coalesce(jsonb_agg(page.document ORDER BY page.id), '[]'::jsonb) FROM (
+          SELECT e.{key} AS id, jsonb_build_object(
+                   'id', e.{key}, 'published_revision', e.published_revision,
+                   'publication_revision', e.publication_revision, 'fields', e.fields, {document}) AS document
+            FROM {table} e
+           WHERE e.tenant_id = %(tenant)s AND e.catalog_id = %(catalog)s AND e.generation = p.generation
+             AND (%(after)s::text IS NULL OR e.{key} > %(after)s::text)
+             AND (%(id)s::text IS NULL OR e.{key} = %(id)s::text)
+           ORDER BY e.{key} LIMIT %(limit)s) AS page) AS entries
   FROM pointer p"""
-).format(scope=_SCOPE)
+
+_MERCHANT_DOCUMENT = """'sources', coalesce((SELECT jsonb_agg(s.source_id ORDER BY s.source_id)
+                                  FROM product.public_merchant_source s
+                                 WHERE s.tenant_id = e.tenant_id AND s.catalog_id = e.catalog_id
+                                   AND s.generation = e.generation AND s.merchant_id = e.merchant_id), '[]'::jsonb),
+           'shipping_policy', (SELECT sp.fields FROM product.public_shipping_policy sp
+                                WHERE sp.tenant_id = e.tenant_id AND sp.catalog_id = e.catalog_id
+                                  AND sp.generation = e.generation AND sp.merchant_id = e.merchant_id)"""
+
+# The released members only: an item the class names is counted once a release published it.
+_CLASS_DOCUMENT = """'item_count', (SELECT count(*) FROM product.public_item i
+                           WHERE i.tenant_id = e.tenant_id AND i.catalog_id = e.catalog_id
+                             AND i.generation = e.generation
+                             AND i.item_id IN (SELECT jsonb_array_elements_text(e.fields->'members')))"""
 
 
-def find_merchants(
-    conn: Connection,
+def _collection(table: LiteralString, key: LiteralString, document: LiteralString) -> sql.Composed:
+    return sql.SQL(_COLLECTION).format(
+        scope=_SCOPE, table=sql.SQL(table), key=sql.SQL(key), document=sql.SQL(document)
+    )
+
+
+def _read(
     tenant_id: str,
     catalog_id: str,
-    *,
-    after: str | None = None,
-    limit: int,
-    merchant_id: str | None = None,
-) -> MerchantRows | None:
-    """Released merchants by id (the first ``limit`` after ``after``, or the one ``merchant_id``), each with its
-    public sources and released shipping policy; None when the catalog is not projected here."""
-    params = {
-        "tenant": tenant_id,
-        "catalog": catalog_id,
-        "after": after,
-        "limit": limit,
-        "merchant": merchant_id,
-    }
-    row = conn.execute(_MERCHANTS, params).fetchone()
-    if row is None:
-        not_served(conn, tenant_id, catalog_id)
-        return None
-    return MerchantRows(release_of(row), [merchant_of(entry) for entry in list_of(row["merchants"])])
+    statement: Query,
+    of_row: Callable[[dict[str, Any]], R],
+    empty: R,
+    **params: Any,
+) -> OneRead[R]:
+    return OneRead(
+        tenant_id,
+        catalog_id,
+        statement,
+        {"tenant": tenant_id, "catalog": catalog_id, **params},
+        of_row,
+        empty,
+    )
 
 
-def find_item_listings(
-    conn: Connection, tenant_id: str, catalog_id: str, item_id: str
-) -> ItemListingsRow | None:
-    """A released item's public listings, each with its public merchant; None when not projected here."""
-    row = conn.execute(
-        _ITEM_LISTINGS, {"tenant": tenant_id, "catalog": catalog_id, "item": item_id}
-    ).fetchone()
-    if row is None:
-        not_served(conn, tenant_id, catalog_id)
-        return None
+def release_read(tenant_id: str, catalog_id: str) -> OneRead[Release]:
+    """The release served now (an ETag check: ``If-None-Match`` costs this one statement)."""
+    return _read(tenant_id, catalog_id, _RELEASE, release_of, NO_RELEASE)
+
+
+def item_detail_read(tenant_id: str, catalog_id: str, item_id: str) -> OneRead[Detail[PublicItem]]:
+    """A released item with the listings it publicly owns (INV-01) and its released pictures."""
+    return _read(tenant_id, catalog_id, _ITEM_DETAIL, _item_detail_of, Detail(NO_RELEASE, None), item=item_id)
+
+
+def _item_detail_of(row: dict[str, Any]) -> Detail[PublicItem]:
     if row["item_id"] is None:
-        return ItemListingsRow(release_of(row), None, ())
+        return Detail(release_of(row), None)
+    listings = tuple(listing_of(entry) for entry in list_of(row["listings"]))
     item = PublicItem(
-        str(row["item_id"]), int_of(row["published_revision"]), int_of(row["publication_revision"]), {}
+        str(row["item_id"]),
+        int_of(row["published_revision"]),
+        int_of(row["publication_revision"]),
+        dict_of(row["fields"]),
+        listings,
+        pictures_of(row["pictures"]),
     )
-    listings = tuple(merchant_listing_of(entry) for entry in list_of(row["listings"]))
-    return ItemListingsRow(release_of(row), item, listings)
+    return Detail(release_of(row), item)
 
 
-def find_basket(
-    conn: Connection, tenant_id: str, catalog_id: str, listing_ids: list[str]
-) -> BasketRows | None:
-    """The public listings among ``listing_ids`` with their merchants and policies; None when not projected."""
-    params = {"tenant": tenant_id, "catalog": catalog_id, "listings": listing_ids}
-    row = conn.execute(_BASKET, params).fetchone()
-    if row is None:
-        not_served(conn, tenant_id, catalog_id)
-        return None
-    return BasketRows(
-        release_of(row), tuple(merchant_listing_of(entry) for entry in list_of(row["listings"]))
+def page_read(
+    tenant_id: str, catalog_id: str, search: ItemSearch, *, after: str | None, limit: int
+) -> OneRead[ItemPage]:
+    """Released items matching ``search``, by item id, the first ``limit`` after item id ``after`` (no cursor:
+    the caller makes it), with facet counts over every match (not only the page)."""
+    params: dict[str, Any] = {"tenant": tenant_id, "catalog": catalog_id, "after": after, "limit": limit}
+    statement = _page_statement(search_params(search, params))
+    return OneRead(tenant_id, catalog_id, statement, params, _page_of, ItemPage((), None, None))
+
+
+def _page_of(row: dict[str, Any]) -> ItemPage:
+    items = tuple(
+        PublicItem(
+            str(e["item_id"]),
+            int(e["published_revision"]),
+            int(e["publication_revision"]),
+            e["fields"],
+            pictures=pictures_of(e.get("pictures")),
+        )
+        for e in list_of(row["items"])
+    )
+    facets = tuple(
+        FacetCount(f["key"], f["value"], f["unit"], int(f["count"])) for f in list_of(row["facets"])
+    )
+    release = release_of(row)
+    return ItemPage(items, None, release.publication_revision, facets, release.generation)
+
+
+def source_read(tenant_id: str, catalog_id: str, source_id: str) -> OneRead[SourceSummary]:
+    """What the release served publishes of a source: its public listings and the items that own them."""
+
+    def of_row(row: dict[str, Any]) -> SourceSummary:
+        observed = row["last_observed_at"]
+        listings, items = int_of(row["listings"]), int_of(row["items"])
+        return SourceSummary(
+            release_of(row), source_id, listings, items, None if observed is None else str(observed)
+        )
+
+    empty = SourceSummary(NO_RELEASE, source_id, 0, 0, None)
+    return _read(tenant_id, catalog_id, _SOURCE, of_row, empty, source=source_id)
+
+
+def item_listings_read(tenant_id: str, catalog_id: str, item_id: str) -> OneRead[ItemListings]:
+    """A released item's public listings, each with its public merchant and latest released inventory."""
+
+    def of_row(row: dict[str, Any]) -> ItemListings:
+        if row["item_id"] is None:
+            return ItemListings(release_of(row), None, ())
+        item = PublicItem(
+            str(row["item_id"]), int_of(row["published_revision"]), int_of(row["publication_revision"]), {}
+        )
+        listings = tuple(merchant_listing_of(entry) for entry in list_of(row["listings"]))
+        return ItemListings(release_of(row), item, listings)
+
+    return _read(
+        tenant_id, catalog_id, _ITEM_LISTINGS, of_row, ItemListings(NO_RELEASE, None, ()), item=item_id
     )
 
 
-# --- product classes (seed 004, issue 13 item 5) ---------------------------------------------------------------
+def basket_read(tenant_id: str, catalog_id: str, listing_ids: list[str]) -> OneRead[Basket]:
+    """The public listings among ``listing_ids`` with their merchants and policies."""
 
-_CLASSES = sql.SQL(
-    """WITH {scope}
-SELECT p.generation, p.publication_revision AS current_revision,
-       (SELECT coalesce(jsonb_agg(page.document ORDER BY page.class_id), '[]'::jsonb) FROM (
-          SELECT c.class_id, jsonb_build_object(
-                   'class_id', c.class_id, 'published_revision', c.published_revision,
-                   'publication_revision', c.publication_revision, 'fields', c.fields,
-                   -- The released members only: an item the class names is counted once a release published it.
-                   'item_count', (SELECT count(*) FROM product.public_item i
-                                   WHERE i.tenant_id = c.tenant_id AND i.catalog_id = c.catalog_id
-                                     AND i.generation = c.generation
-                                     AND i.item_id IN (SELECT jsonb_array_elements_text(c.fields->'members')))
-                 ) AS document
-            FROM product.public_class c
-           WHERE c.tenant_id = %(tenant)s AND c.catalog_id = %(catalog)s AND c.generation = p.generation
-             AND (%(after)s::text IS NULL OR c.class_id > %(after)s::text)
-             AND (%(class)s::text IS NULL OR c.class_id = %(class)s::text)
-           ORDER BY c.class_id LIMIT %(limit)s) AS page) AS classes
-  FROM pointer p"""
-).format(scope=_SCOPE)
+    def of_row(row: dict[str, Any]) -> Basket:
+        return Basket(
+            release_of(row), tuple(merchant_listing_of(entry) for entry in list_of(row["listings"]))
+        )
+
+    return _read(tenant_id, catalog_id, _BASKET, of_row, Basket(NO_RELEASE, ()), listings=listing_ids)
 
 
-def find_classes(
-    conn: Connection,
-    tenant_id: str,
-    catalog_id: str,
-    *,
-    after: str | None = None,
-    limit: int,
-    class_id: str | None = None,
-) -> ClassRows | None:
-    """Released product classes by id (the first ``limit`` after ``after``, or the one ``class_id``), each with the
-    number of its released member items; None when the catalog is not projected here."""
-    params = {
-        "tenant": tenant_id,
-        "catalog": catalog_id,
-        "after": after,
-        "limit": limit,
-        "class": class_id,
-    }
-    row = conn.execute(_CLASSES, params).fetchone()
-    if row is None:
-        not_served(conn, tenant_id, catalog_id)
-        return None
-    return ClassRows(release_of(row), [class_of(entry) for entry in list_of(row["classes"])])
+@dataclass(frozen=True, slots=True)
+class Collection(Generic[T]):
+    """A released collection read by id: a page after an id, or one entry. ``name`` is its cursor fingerprint, so
+    a cursor of one collection (or of the items) is not one of another."""
+
+    name: str
+    statement: sql.Composed
+    entry_of: Callable[[dict[str, Any]], T]
+    key: Callable[[T], str]
+
+    def read(
+        self,
+        tenant_id: str,
+        catalog_id: str,
+        *,
+        limit: int,
+        after: str | None = None,
+        entry_id: str | None = None,
+    ) -> OneRead[Page[T]]:
+        """The first ``limit`` entries after id ``after`` (or the one ``entry_id``); no cursor: the caller makes it."""
+
+        def of_row(row: dict[str, Any]) -> Page[T]:
+            return Page(
+                tuple(self.entry_of(entry) for entry in list_of(row["entries"])), None, release_of(row)
+            )
+
+        empty: Page[T] = Page((), None, NO_RELEASE)
+        return _read(
+            tenant_id, catalog_id, self.statement, of_row, empty, after=after, limit=limit, id=entry_id
+        )
+
+    def detail_read(self, tenant_id: str, catalog_id: str, entry_id: str) -> OneRead[Detail[T]]:
+        return self.read(tenant_id, catalog_id, limit=1, entry_id=entry_id).then(
+            lambda page: Detail(page.release, page.entries[0] if page.entries else None)
+        )
+
+
+#: Released merchants, each with its public sources and released shipping policy.
+MERCHANTS: Final[Collection[PublicMerchant]] = Collection(
+    "merchants",
+    _collection("product.public_merchant", "merchant_id", _MERCHANT_DOCUMENT),
+    merchant_of,
+    lambda merchant: merchant.merchant_id,
+)
+#: Released product classes (seed 004), each with the number of its released member items.
+CLASSES: Final[Collection[PublicClass]] = Collection(
+    "classes",
+    _collection("product.public_class", "class_id", _CLASS_DOCUMENT),
+    class_of,
+    lambda product_class: product_class.class_id,
+)

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Final
 
+from psycopg import sql
+
 from prw_platform.db.database import Connection, Database
 from prw_platform.product.consumer import inbox, merchant_projection, picture_projection, projection
 from prw_platform.product.public import store as public_store
@@ -23,6 +25,17 @@ from prw_platform.product.scopes import ProjectedScope, find_scope
 
 #: Rows per table per cleanup transaction.
 CLEANUP_CHUNK_ROWS: Final = 5_000
+
+#: Every table keyed by generation, as its owner declares them, in the order a generation's rows are deleted.
+GENERATION_TABLES: Final = (
+    *projection.GENERATION_TABLES,
+    *merchant_projection.GENERATION_TABLES,
+    *picture_projection.GENERATION_TABLES,
+    *public_store.GENERATION_TABLES,
+    *inbox.GENERATION_TABLES,
+)
+_DELETE = """DELETE FROM {table} WHERE ctid = ANY (ARRAY(SELECT ctid FROM {table}
+             WHERE tenant_id = %s AND catalog_id = %s AND generation = %s LIMIT %s))"""
 
 #: Reports the cleanup's progress: (the rebuild, the generation being dropped, rows removed so far).
 CleanupProgress = Callable[[RebuildRecord, int, int], None]
@@ -77,11 +90,14 @@ def drop_finished_generations(
 def drop_generation(
     conn: Connection, scope: ProjectedScope, generation: int, limit: int | None = None
 ) -> int:
-    """At most ``limit`` rows of each table of the generation (None: all); the number removed."""
-    return (
-        projection.drop_generation(conn, scope, generation, limit)
-        + merchant_projection.drop_generation(conn, scope, generation, limit)
-        + picture_projection.drop_generation(conn, scope, generation, limit)
-        + public_store.drop_generation(conn, scope, generation, limit)
-        + inbox.drop_generation(conn, scope, generation, limit)
+    """Remove a generation of the scope's catalog from every table (a replaced one after a rebuild's cutover, or a
+    failed rebuild's), at most ``limit`` rows of each (None: all), so the cleanup drops a generation in bounded
+    transactions; the number removed. Never the serving generation (the caller checks it under the scope lock),
+    never generation 0 (the inbox's old-epoch audit)."""
+    if generation < 1:
+        raise ValueError("generation 0 holds the old-epoch audit: it is never dropped")
+    key = (scope.tenant_id, scope.catalog_id, generation, limit)
+    return sum(
+        conn.execute(sql.SQL(_DELETE).format(table=sql.Identifier(*table.split("."))), key).rowcount
+        for table in GENERATION_TABLES
     )

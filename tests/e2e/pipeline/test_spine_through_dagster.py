@@ -68,7 +68,7 @@ def test_captures_over_http_become_public_items_through_dagster_runs(platform: P
     # The demo's merchants (one per source, operator decisions) went the same way and are public with the items:
     # the Anvil's two listings are offers of two merchants.
     public = platform.public_catalog(TENANT, CATALOG)
-    merchants = {m.merchant_id: m.sources for m in public.merchants(limit=100).merchants}
+    merchants = {m.merchant_id: m.sources for m in public.merchants(limit=100).entries}
     assert {"mer_acme_web": ("src_acme_web",), "mer_schemaorg_docs": ("src_schemaorg_docs",)}.items() <= (
         merchants.items()
     )

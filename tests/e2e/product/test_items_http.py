@@ -8,7 +8,8 @@ from typing import Any
 import httpx
 
 from prw_platform.db.database import Database
-from prw_platform.product.public.items import get_public_item, serialize_item
+from prw_platform.product.public.catalog import PublicCatalog
+from prw_platform.product.public.items import serialize_item
 from prw_platform.storage import FilesystemObjectStore
 from tests.e2e.product.catalog import CATALOG, PRIVATE_MARKERS, TENANT, Catalog
 from tests.e2e.product.conftest import picture_links, served_catalog
@@ -120,7 +121,7 @@ def test_the_http_json_is_exactly_the_public_serializer_output(
     render = served_catalog(module_product_db, picture_links(picture_store)).picture_render()
 
     for item_id in catalog.released:
-        found = get_public_item(module_product_db, TENANT, CATALOG, item_id)
+        found = PublicCatalog(module_product_db, TENANT, CATALOG).item(item_id)
         assert found is not None
         serialized = serialize_item(found, render)
         assert http.get(f"/v1/items/{item_id}").json() == serialized

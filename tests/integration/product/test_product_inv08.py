@@ -21,8 +21,9 @@ from prw_platform.db import roles
 from prw_platform.db.database import Database
 from prw_platform.product.consumer import Outcome, apply_delivery
 from prw_platform.product.progress import stream_progress
-from prw_platform.product.public.items import get_public_item, list_public_items, serialize_item
-from prw_platform.product.public.merchants import list_public_merchants, serialize_merchant_page
+from prw_platform.product.public.catalog import PublicCatalog
+from prw_platform.product.public.items import NO_FILTERS, serialize_item
+from prw_platform.product.public.merchants import serialize_merchant_page
 from prw_platform.product.scopes import project_catalog
 from tests.integration.product.conftest import PRODUCT_TABLES
 from tests.unit.product.stream import CATALOG, EPOCH, TENANT, StreamBuilder
@@ -167,10 +168,10 @@ def observe(owner: Database, product: Database) -> dict[str, Any]:
         state: dict[str, Any] = {
             name: conn.execute(query).fetchall() for name, query in SNAPSHOT_QUERIES.items()
         }
-    page = list_public_items(product, TENANT, CATALOG, limit=100)
-    details = [get_public_item(product, TENANT, CATALOG, item.item_id) for item in page.items]
+    public = PublicCatalog(product, TENANT, CATALOG)
+    details = [public.item(item.item_id) for item in public.items(NO_FILTERS, limit=100).items]
     state["public_json"] = [serialize_item(item) for item in details if item is not None]
-    state["public_merchants_json"] = serialize_merchant_page(list_public_merchants(product, TENANT, CATALOG))
+    state["public_merchants_json"] = serialize_merchant_page(public.merchants())
     return state
 
 

@@ -8,11 +8,7 @@ from typing import Any
 
 from prw_platform.db.database import Database
 from prw_platform.product.consumer import Outcome, apply_delivery
-from prw_platform.product.public.merchants import (
-    get_item_listings,
-    get_public_merchant,
-    list_public_merchants,
-)
+from prw_platform.product.public.catalog import PublicCatalog
 from prw_platform.product.reports import public_counts
 from prw_platform.product.scopes import ProjectedScope
 from tests.integration.product.tables import parked_event_ids
@@ -100,8 +96,8 @@ def test_merchants_and_listing_merchants_are_public_only_once_released(
     ]
     for message in messages:
         apply_delivery(product_db, message)
-    assert list_public_merchants(product_db, TENANT, CATALOG).merchants == ()
-    assert get_public_merchant(product_db, TENANT, CATALOG, "mer_shop_a").merchant is None
+    assert PublicCatalog(product_db, TENANT, CATALOG).merchants().entries == ()
+    assert PublicCatalog(product_db, TENANT, CATALOG).merchant("mer_shop_a").entry is None
 
     assert public_counts(owner_db)["public_merchants"] == 0
     apply_delivery(product_db, stream.release())
@@ -111,19 +107,19 @@ def test_merchants_and_listing_merchants_are_public_only_once_released(
         public_counts(owner_db)["inventory_observations"],
     ) == (1, 1)
 
-    (merchant,) = list_public_merchants(product_db, TENANT, CATALOG).merchants
+    (merchant,) = PublicCatalog(product_db, TENANT, CATALOG).merchants().entries
     assert (merchant.merchant_id, merchant.sources, merchant.publication_revision) == (
         "mer_shop_a",
         ("src_shop_a",),
         1,
     )
-    listings = get_item_listings(product_db, TENANT, CATALOG, "itm_a")
+    listings = PublicCatalog(product_db, TENANT, CATALOG).item_listings("itm_a")
     (entry,) = listings.listings
     assert entry.merchant is not None
     assert (entry.merchant.merchant_id, entry.merchant.name) == ("mer_shop_a", "Shop A")
     # A later binding is applied, not public, until the next release.
     for message in (stream.merchant("mer_shop_c"), stream.bind_source("src_shop_a", "mer_shop_c")):
         apply_delivery(product_db, message)
-    (entry,) = get_item_listings(product_db, TENANT, CATALOG, "itm_a").listings
+    (entry,) = PublicCatalog(product_db, TENANT, CATALOG).item_listings("itm_a").listings
     assert entry.merchant is not None
     assert entry.merchant.merchant_id == "mer_shop_a"

@@ -7,13 +7,8 @@ from typing import Any
 
 from prw_platform.db.database import Database
 from prw_platform.product.consumer import Outcome, apply_delivery
-from prw_platform.product.public.items import (
-    ItemFilters,
-    get_public_item,
-    list_public_items,
-    serialize_item,
-    serialize_page,
-)
+from prw_platform.product.public.catalog import PublicCatalog
+from prw_platform.product.public.items import NO_FILTERS, ItemFilters, serialize_item, serialize_page
 from prw_platform.product.scopes import ProjectedScope
 from tests.unit.product.stream import CATALOG, TENANT, StreamBuilder
 
@@ -26,7 +21,7 @@ def _deliver(db: Database, *messages: dict[str, Any]) -> None:
 
 
 def _public_ids(db: Database) -> list[str]:
-    return [item.item_id for item in list_public_items(db, TENANT, CATALOG).items]
+    return [item.item_id for item in PublicCatalog(db, TENANT, CATALOG).items(NO_FILTERS).items]
 
 
 def test_applied_items_are_not_public_until_a_release_applies(
@@ -36,13 +31,13 @@ def test_applied_items_are_not_public_until_a_release_applies(
     _deliver(product_db, stream.mapping("lst_lum_p5", "itm_ssd_p5_1t"))
 
     assert _public_ids(product_db) == []
-    assert get_public_item(product_db, TENANT, CATALOG, "itm_ssd_p5_1t") is None
-    assert list_public_items(product_db, TENANT, CATALOG).publication_revision is None
+    assert PublicCatalog(product_db, TENANT, CATALOG).item("itm_ssd_p5_1t") is None
+    assert PublicCatalog(product_db, TENANT, CATALOG).items(NO_FILTERS).publication_revision is None
 
     _deliver(product_db, stream.release())
 
     assert _public_ids(product_db) == ["itm_ssd_p5_1t"]
-    detail = get_public_item(product_db, TENANT, CATALOG, "itm_ssd_p5_1t")
+    detail = PublicCatalog(product_db, TENANT, CATALOG).item("itm_ssd_p5_1t")
     assert detail is not None
     assert [listing.listing_id for listing in detail.listings or ()] == ["lst_lum_p5"]
 
@@ -52,11 +47,11 @@ def test_item_identity_and_revisions_agree_between_collection_and_detail(
 ) -> None:
     _deliver(product_db, stream.item("itm_a"), stream.release(), stream.item("itm_b"), stream.release())
 
-    page = serialize_page(list_public_items(product_db, TENANT, CATALOG))
+    page = serialize_page(PublicCatalog(product_db, TENANT, CATALOG).items(NO_FILTERS))
 
     assert page["publication_revision"] == 2
     for entry in page["items"]:
-        found = get_public_item(product_db, TENANT, CATALOG, entry["item"])
+        found = PublicCatalog(product_db, TENANT, CATALOG).item(entry["item"])
         assert found is not None
         detail = serialize_item(found)
         assert detail.pop("listings") == []
@@ -74,7 +69,7 @@ def test_a_later_internal_update_stays_private_until_the_next_release(
     update = stream.item("itm_ssd_p5_1t", title="Lumen P5 Plus")
     assert apply_delivery(product_db, update).outcome is Outcome.APPLIED
 
-    public = get_public_item(product_db, TENANT, CATALOG, "itm_ssd_p5_1t")
+    public = PublicCatalog(product_db, TENANT, CATALOG).item("itm_ssd_p5_1t")
     assert public is not None
     assert (public.fields["title"], public.published_revision, public.publication_revision) == (
         "Lumen P5",
@@ -84,7 +79,7 @@ def test_a_later_internal_update_stays_private_until_the_next_release(
 
     _deliver(product_db, stream.release())
 
-    public = get_public_item(product_db, TENANT, CATALOG, "itm_ssd_p5_1t")
+    public = PublicCatalog(product_db, TENANT, CATALOG).item("itm_ssd_p5_1t")
     assert public is not None
     assert (public.fields["title"], public.published_revision, public.publication_revision) == (
         "Lumen P5 Plus",
@@ -102,7 +97,7 @@ def test_a_release_publishes_its_snapshot_even_when_the_item_moved_on_internally
     # The update applies before the release that was authorized at revision 1.
     _deliver(product_db, created, update, release)
 
-    public = get_public_item(product_db, TENANT, CATALOG, "itm_ssd_p5_1t")
+    public = PublicCatalog(product_db, TENANT, CATALOG).item("itm_ssd_p5_1t")
     assert public is not None
     assert (public.fields["title"], public.published_revision) == ("Lumen P5", 1)
 
@@ -122,7 +117,7 @@ def test_releases_apply_in_revision_order_so_an_earlier_release_is_never_lost(
 
     assert result.released == (second["event_id"],)
     assert _public_ids(product_db) == ["itm_a", "itm_b"]
-    assert list_public_items(product_db, TENANT, CATALOG).publication_revision == 2
+    assert PublicCatalog(product_db, TENANT, CATALOG).items(NO_FILTERS).publication_revision == 2
 
 
 def test_inv01_a_released_remap_moves_the_single_public_owner_of_a_listing(
@@ -134,14 +129,14 @@ def test_inv01_a_released_remap_moves_the_single_public_owner_of_a_listing(
     _deliver(product_db, remap)
 
     # if_product_query: "a later internal remap remains private until an applied release".
-    still = get_public_item(product_db, TENANT, CATALOG, "itm_a")
+    still = PublicCatalog(product_db, TENANT, CATALOG).item("itm_a")
     assert still is not None
     assert [listing.listing_id for listing in still.listings or ()] == ["lst_1"]
 
     _deliver(product_db, stream.release())
 
-    old_owner = get_public_item(product_db, TENANT, CATALOG, "itm_a")
-    new_owner = get_public_item(product_db, TENANT, CATALOG, "itm_b")
+    old_owner = PublicCatalog(product_db, TENANT, CATALOG).item("itm_a")
+    new_owner = PublicCatalog(product_db, TENANT, CATALOG).item("itm_b")
     assert old_owner is not None
     assert new_owner is not None
     assert old_owner.listings == ()
@@ -166,9 +161,12 @@ def test_public_json_never_carries_capture_decision_review_or_evidence_reference
     release["payload"]["listings"][0]["fields"].update({"capture_id": "cap_lum_0310", "decision": "dec_0141"})
     _deliver(product_db, release)
 
-    detail = get_public_item(product_db, TENANT, CATALOG, "itm_ssd_p5_1t")
+    detail = PublicCatalog(product_db, TENANT, CATALOG).item("itm_ssd_p5_1t")
     assert detail is not None
-    documents = [serialize_item(detail), serialize_page(list_public_items(product_db, TENANT, CATALOG))]
+    documents = [
+        serialize_item(detail),
+        serialize_page(PublicCatalog(product_db, TENANT, CATALOG).items(NO_FILTERS)),
+    ]
     text = json.dumps(documents)
 
     for marker in INTERNAL_MARKERS:
@@ -217,7 +215,7 @@ def test_public_items_filter_by_brand_identifier_text_and_attribute(
     )
 
     def ids(filters: ItemFilters) -> list[str]:
-        return [item.item_id for item in list_public_items(product_db, TENANT, CATALOG, filters).items]
+        return [item.item_id for item in PublicCatalog(product_db, TENANT, CATALOG).items(filters).items]
 
     assert ids(ItemFilters(brand="lumen")) == ["itm_a", "itm_b"]
     assert ids(ItemFilters(gtin="111")) == ["itm_a"]
@@ -240,7 +238,7 @@ def test_public_items_paginate_by_cursor_without_gaps_or_repeats(
     cursor = None
     pages = 0
     while True:
-        page = list_public_items(product_db, TENANT, CATALOG, limit=3, cursor=cursor)
+        page = PublicCatalog(product_db, TENANT, CATALOG).items(NO_FILTERS, limit=3, cursor=cursor)
         seen.extend(item.item_id for item in page.items)
         pages += 1
         cursor = page.next_cursor

@@ -6,7 +6,8 @@ from prw_platform.db import roles
 from prw_platform.db.database import Database
 from prw_platform.product.consumer import Outcome, apply_delivery
 from prw_platform.product.progress import stream_progress
-from prw_platform.product.public.items import get_public_item, list_public_items
+from prw_platform.product.public.catalog import PublicCatalog
+from prw_platform.product.public.items import NO_FILTERS
 from prw_platform.product.scopes import list_scopes, project_catalog
 from tests.unit.product.stream import CATALOG, OTHER_TENANT, TENANT, StreamBuilder
 
@@ -47,8 +48,10 @@ def test_inv06_tenant_a_sees_only_its_own_product_rows(product_db: Database) -> 
             tenants = conn.execute(f"SELECT DISTINCT tenant_id FROM product.{table}").fetchall()  # noqa: S608
             assert tenants == [{"tenant_id": TENANT}], table
 
-    assert [item.item_id for item in list_public_items(product_db, TENANT, CATALOG).items] == ["itm_of_a"]
-    assert get_public_item(product_db, TENANT, CATALOG, "itm_of_b") is None
+    assert [item.item_id for item in PublicCatalog(product_db, TENANT, CATALOG).items(NO_FILTERS).items] == [
+        "itm_of_a"
+    ]
+    assert PublicCatalog(product_db, TENANT, CATALOG).item("itm_of_b") is None
     assert [scope.tenant_id for scope in list_scopes(product_db, TENANT)] == [TENANT]
     assert [(p.tenant_id, p.parked_count) for p in stream_progress(product_db, TENANT)] == [(TENANT, 1)]
 
@@ -63,11 +66,15 @@ def test_inv06_public_reads_on_one_connection_see_the_tenant_each_asks_for(
     one = Database(db_url, role=roles.PRODUCT_APP, max_size=1).open()
     try:
         for _ in range(2):
-            assert [i.item_id for i in list_public_items(one, TENANT, CATALOG).items] == ["itm_of_a"]
-            assert get_public_item(one, OTHER_TENANT, CATALOG, "itm_of_a") is None
-            assert [i.item_id for i in list_public_items(one, OTHER_TENANT, CATALOG).items] == ["itm_of_b"]
-            assert get_public_item(one, TENANT, CATALOG, "itm_of_b") is None
-            assert get_public_item(one, TENANT, CATALOG, "itm_of_a") is not None
+            assert [i.item_id for i in PublicCatalog(one, TENANT, CATALOG).items(NO_FILTERS).items] == [
+                "itm_of_a"
+            ]
+            assert PublicCatalog(one, OTHER_TENANT, CATALOG).item("itm_of_a") is None
+            assert [i.item_id for i in PublicCatalog(one, OTHER_TENANT, CATALOG).items(NO_FILTERS).items] == [
+                "itm_of_b"
+            ]
+            assert PublicCatalog(one, TENANT, CATALOG).item("itm_of_b") is None
+            assert PublicCatalog(one, TENANT, CATALOG).item("itm_of_a") is not None
         # The session now says TENANT; a transaction for the other tenant, or for none, sees only its own.
         with one.transaction(tenant_id=OTHER_TENANT) as conn:
             rows = conn.execute("SELECT DISTINCT tenant_id FROM product.public_item").fetchall()
@@ -94,4 +101,4 @@ def test_inv06_same_event_ids_in_two_tenants_are_two_deliveries(product_db: Data
 def test_inv06_a_catalog_projected_for_tenant_b_is_not_projected_for_tenant_a(product_db: Database) -> None:
     project_catalog(product_db, OTHER_TENANT, CATALOG, "ep_b")
     assert list_scopes(product_db, TENANT) == []
-    assert list_public_items(product_db, TENANT, CATALOG).items == ()
+    assert PublicCatalog(product_db, TENANT, CATALOG).items(NO_FILTERS).items == ()

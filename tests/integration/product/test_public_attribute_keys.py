@@ -15,8 +15,9 @@ from prw_platform.db.database import Database
 from prw_platform.plugins import PluginRegistry, get_plugin_manager
 from prw_platform.plugins.query import QueryVocabulary
 from prw_platform.product.consumer import apply_delivery
+from prw_platform.product.public.catalog import PublicCatalog
 from prw_platform.product.public.filters import attribute_filter_keys
-from prw_platform.product.public.items import ItemFilters, list_public_items
+from prw_platform.product.public.items import ItemFilters
 from prw_platform.product.scopes import ProjectedScope
 from tests.unit.product.stream import CATALOG, TENANT, StreamBuilder
 
@@ -33,9 +34,7 @@ def _release(db: Database, stream: StreamBuilder, attributes: dict[str, dict[str
 
 
 def _matching(db: Database, vocabulary: QueryVocabulary, *attributes: tuple[str, str]) -> list[str]:
-    page = list_public_items(
-        db, TENANT, CATALOG, ItemFilters(attributes=attributes), vocabulary=vocabulary, limit=100
-    )
+    page = PublicCatalog(db, TENANT, CATALOG, vocabulary).items(ItemFilters(attributes=attributes), limit=100)
     return [item.item_id for item in page.items]
 
 

@@ -9,14 +9,9 @@ import pytest
 from prw_platform.db.database import Database
 from prw_platform.inputs.countries import ISO_3166_ALPHA_2, is_country_code
 from prw_platform.product.errors import InvalidQuery
+from prw_platform.product.public.catalog import PublicCatalog
 from prw_platform.product.public.fields import public_item_fields, public_listing_fields
-from prw_platform.product.public.items import (
-    ItemPage,
-    PublicItem,
-    PublicListing,
-    list_public_items,
-    serialize_page,
-)
+from prw_platform.product.public.items import NO_FILTERS, ItemPage, PublicItem, PublicListing, serialize_page
 from prw_platform.product.public.merchants import serialize_merchant
 from prw_platform.product.public.rows import PublicMerchant
 
@@ -84,7 +79,9 @@ def test_serializer_output_has_the_public_shape_only() -> None:
 def test_a_malformed_limit_or_cursor_is_an_invalid_query(limit: int, cursor: str | None) -> None:
     never_opened = Database("postgresql:///unused", role=None)
     with pytest.raises(InvalidQuery) as raised:
-        list_public_items(never_opened, "ten_synth_a", "cat_primary", limit=limit, cursor=cursor)
+        PublicCatalog(never_opened, "ten_synth_a", "cat_primary").items(
+            NO_FILTERS, limit=limit, cursor=cursor
+        )
     assert raised.value.code == "INVALID_QUERY"
 
 

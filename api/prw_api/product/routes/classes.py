@@ -1,4 +1,4 @@
-"""Seed 004 / issue 13 item 5: GET /v1/categories and GET /v1/categories/{category_id}, released product classes only
+"""Seed 004: GET /v1/categories and GET /v1/categories/{category_id}, released product classes only
 (name, picture, how many released items), and GET /v1/files/{token}, the bytes of a released picture behind the
 signed link the documents carry. The category reads carry the release's ETag and Cache-Control like the item routes.
 
@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Path, Request, Response
 
 from prw_api.errors import ApiError, ErrorBody
-from prw_api.product.caching import not_modified, public_json
-from prw_api.product.deps import CatalogDep
+from prw_api.product.caching import public_entry, public_page
+from prw_api.product.deps import CatalogDep, CursorQuery, limit_query
 from prw_api.product.models import CategoryPageBody, PublicCategoryBody
 from prw_api.product.routes.items import ERRORS, NOT_MODIFIED
 from prw_api.routing import PlatformRoute
 from prw_platform.errors import PictureLinkError
-from prw_platform.services import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, serialize_class, serialize_class_page
+from prw_platform.services import DEFAULT_PAGE_SIZE, serialize_class, serialize_class_page
 
 router = APIRouter(tags=["categories"], route_class=PlatformRoute)
 
@@ -44,15 +44,15 @@ PICTURE_HEADERS = {
 def list_categories(
     request: Request,
     catalog: CatalogDep,
-    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE, description="Classes per page")] = DEFAULT_PAGE_SIZE,
-    cursor: Annotated[
-        str | None, Query(min_length=1, max_length=512, description="next_cursor of the previous page")
-    ] = None,
+    limit: Annotated[int, limit_query("Classes per page")] = DEFAULT_PAGE_SIZE,
+    cursor: CursorQuery = None,
 ) -> Response:
-    if (cached := not_modified(request, catalog)) is not None:
-        return cached
-    page = catalog.classes(limit=limit, cursor=cursor)
-    return public_json(request, serialize_class_page(page, catalog.picture_render()), page.release)
+    return public_page(
+        request,
+        catalog,
+        lambda: catalog.classes(limit=limit, cursor=cursor),
+        lambda page: serialize_class_page(page, catalog.picture_render()),
+    )
 
 
 @router.get(
@@ -64,14 +64,13 @@ def list_categories(
     responses={**NOT_MODIFIED, 404: {"model": ErrorBody}, **ERRORS},
 )
 def get_category(request: Request, category_id: str, catalog: CatalogDep) -> Response:
-    if (cached := not_modified(request, catalog)) is not None:
-        return cached
-    detail = catalog.product_class(category_id)
-    if detail.product_class is None:
-        # 404 NOT_FOUND, for an unknown class, one no applied release has published, and one a release removed.
-        raise ApiError(404, "NOT_FOUND", f"no public category {category_id!r}")
-    return public_json(
-        request, serialize_class(detail.product_class, catalog.picture_render()), detail.release
+    # 404 NOT_FOUND also for a class a release removed.
+    return public_entry(
+        request,
+        catalog,
+        lambda: catalog.product_class(category_id),
+        lambda product_class: serialize_class(product_class, catalog.picture_render()),
+        f"no public category {category_id!r}",
     )
 
 

@@ -63,7 +63,7 @@ async def get_item(request: Request, item_id: str) -> Response:
     if (cached := await not_modified_async(request, catalog)) is not None:
         return cached
     detail = await catalog.item_detail_async(item_id)
-    if detail.item is None:
+    if detail.entry is None:
         # if_product_query: 404 NOT_FOUND, for an unknown item and for one no applied release has published.
         raise ApiError(404, "NOT_FOUND", f"no public item {item_id!r}")
-    return public_json(request, serialize_item(detail.item, catalog.picture_render()), detail.release)
+    return public_json(request, serialize_item(detail.entry, catalog.picture_render()), detail.release)

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Request, Response
 
 from prw_api.errors import ApiError, ErrorBody
-from prw_api.product.caching import not_modified, public_json
-from prw_api.product.deps import CatalogDep
+from prw_api.product.caching import not_modified, public_entry, public_json, public_page
+from prw_api.product.deps import CatalogDep, CursorQuery, limit_query
 from prw_api.product.models import ItemListingsBody, MerchantBody, MerchantPageBody
 from prw_api.product.routes.items import ERRORS, NOT_MODIFIED
 from prw_api.routing import PlatformRoute
 from prw_platform.services import (
     DEFAULT_PAGE_SIZE,
-    MAX_PAGE_SIZE,
     serialize_item_listings,
     serialize_merchant,
     serialize_merchant_page,
@@ -35,17 +34,12 @@ router = APIRouter(tags=["merchants"], route_class=PlatformRoute)
 def list_merchants(
     request: Request,
     catalog: CatalogDep,
-    limit: Annotated[
-        int, Query(ge=1, le=MAX_PAGE_SIZE, description="Merchants per page")
-    ] = DEFAULT_PAGE_SIZE,
-    cursor: Annotated[
-        str | None, Query(min_length=1, max_length=512, description="next_cursor of the previous page")
-    ] = None,
+    limit: Annotated[int, limit_query("Merchants per page")] = DEFAULT_PAGE_SIZE,
+    cursor: CursorQuery = None,
 ) -> Response:
-    if (cached := not_modified(request, catalog)) is not None:
-        return cached
-    page = catalog.merchants(limit=limit, cursor=cursor)
-    return public_json(request, serialize_merchant_page(page), page.release)
+    return public_page(
+        request, catalog, lambda: catalog.merchants(limit=limit, cursor=cursor), serialize_merchant_page
+    )
 
 
 @router.get(
@@ -57,13 +51,8 @@ def list_merchants(
     responses={**NOT_MODIFIED, 404: {"model": ErrorBody}, **ERRORS},
 )
 def get_merchant(request: Request, merchant_id: str, catalog: CatalogDep) -> Response:
-    if (cached := not_modified(request, catalog)) is not None:
-        return cached
-    detail = catalog.merchant(merchant_id)
-    if detail.merchant is None:
-        # if_product_query: 404 NOT_FOUND, for an unknown merchant and for one no applied release has published.
-        raise ApiError(404, "NOT_FOUND", f"no public merchant {merchant_id!r}")
-    return public_json(request, serialize_merchant(detail.merchant), detail.release)
+    missing = f"no public merchant {merchant_id!r}"
+    return public_entry(request, catalog, lambda: catalog.merchant(merchant_id), serialize_merchant, missing)
 
 
 @router.get(

@@ -10,7 +10,7 @@ from prw_api.product.deps import CatalogDep
 from prw_api.product.models import PublicSourceBody
 from prw_api.product.routes.items import ERRORS, NOT_MODIFIED
 from prw_api.routing import PlatformRoute
-from prw_platform.services import Release, serialize_source
+from prw_platform.services import serialize_source
 
 router = APIRouter(tags=["sources"], route_class=PlatformRoute)
 
@@ -30,5 +30,4 @@ def get_source(request: Request, source_id: str, catalog: CatalogDep) -> Respons
     if source is None:
         # if_product_query: 404 NOT_FOUND; a source the release publishes no listing of is not public.
         raise ApiError(404, "NOT_FOUND", f"no public source {source_id!r}")
-    release = Release(source.generation, source.publication_revision)
-    return public_json(request, serialize_source(source), release)
+    return public_json(request, serialize_source(source), source.release)
