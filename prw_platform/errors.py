@@ -1,5 +1,5 @@
-"""The error types the edges render: each carries the seed's code (and, for intake, auth and storage, its HTTP
-status and retryability), so an edge maps it to a response without knowing the core's modules.
+"""The error types the edges render: each is a ``CodedError`` carrying the seed's code, its HTTP status and
+retryability, so an edge maps any of them to a response in one handler without knowing the core's modules.
 
 Part of the core's public surface (docs/architecture.md): the edges import errors from here, never from the
 module that raises them.
@@ -15,6 +15,7 @@ from prw_platform.auth.errors import (
 )
 from prw_platform.auth.operators import CsrfRejected, Forbidden, SessionExpired
 from prw_platform.auth.operators import TenantScopeDenied as OperatorTenantScopeDenied
+from prw_platform.coded_error import CodedError
 from prw_platform.db.errors import (
     AmbiguousCommit,
     DatabaseError,
@@ -54,6 +55,7 @@ __all__ = [
     "CatalogFileError",
     "CatalogPaused",
     "ClientProvisioningError",
+    "CodedError",
     "CredentialRevoked",
     "CsrfRejected",
     "DatabaseError",

@@ -1,10 +1,10 @@
 """One error type and one renderer for every HTTP edge (STYLE.md: "Errors are one type ... rendered in one
 handler, using the seed's codes verbatim").
 
-The body is always ``{"error": {"code", "message", "retryable"}}`` (``ErrorBody``). Core errors (intake, auth,
-storage, database, product queries) carry their seed code, status and retryability, and are converted to an
-``ApiError`` here; FastAPI's request validation errors become 422 with the origin's code (VALIDATION_FAILED,
-if_capture_submit; the product origin's query errors are INVALID_QUERY), and a 503 always has ``Retry-After``.
+The body is always ``{"error": {"code", "message", "retryable"}}`` (``ErrorBody``). Every core error is a
+``CodedError`` carrying its seed code, status and retryability, converted to an ``ApiError`` here by one handler;
+FastAPI's request validation errors become 422 with the origin's code (VALIDATION_FAILED, if_capture_submit; the
+product origin's query errors are INVALID_QUERY), and a 503 is always retryable, with ``Retry-After``.
 
 A value the database refuses (``InvalidData``: a data exception the validation did not foresee) is the origin's
 422 as well, never a 500. What is left, an unexpected failure, is a 500 ``INTERNAL`` whose body also carries the
@@ -26,17 +26,12 @@ from starlette.types import Scope
 
 from prw_platform.errors import (
     AmbiguousCommit,
-    AuthError,
-    CatalogPaused,
+    CodedError,
     CredentialRevoked,
-    DatabaseError,
     DatabaseUnavailable,
-    IntakeError,
     InvalidData,
-    InvalidQuery,
     InvalidToken,
     MissingScope,
-    StorageError,
 )
 
 log = logging.getLogger(__name__)
@@ -102,25 +97,31 @@ class RefusedBody(StarletteHTTPException):
         self.code = code
 
 
-def from_core_error(error: Exception, *, validation_code: str = "VALIDATION_FAILED") -> ApiError:
-    """The ApiError of a core error; the core already chose the seed's code and status."""
+#: if_capture_submit: 503 STORAGE_UNAVAILABLE, retry with the same Idempotency-Key. An ambiguous commit is safe to
+#: retry for the same reason: the key finds the receipt if the first attempt committed.
+DATABASE_UNAVAILABLE = ApiError(
+    503, "STORAGE_UNAVAILABLE", "the database is unavailable; retry later", retryable=True
+)
+
+
+def from_core_error(
+    error: Exception,
+    *,
+    validation_code: str = "VALIDATION_FAILED",
+    database_unavailable: ApiError = DATABASE_UNAVAILABLE,
+) -> ApiError:
+    """The ApiError of a core error: its seed code (``http_code`` where the edge's seed names it otherwise),
+    status and retryability. The database's own failures are the origin's: unreachable is its
+    ``database_unavailable``, a refused value its ``validation_code`` (if_capture_submit: "Nothing persisted").
+    Anything else, a ``CodedError`` of status 500 included, is an unexpected 500."""
     if isinstance(error, DatabaseUnavailable | AmbiguousCommit):
-        # if_capture_submit: 503 STORAGE_UNAVAILABLE, retry with the same Idempotency-Key. An ambiguous commit is
-        # safe to retry for the same reason: the key finds the receipt if the first attempt committed.
-        return ApiError(
-            503, "STORAGE_UNAVAILABLE", "the database is unavailable; retry later", retryable=True
-        )
+        return database_unavailable
     if isinstance(error, InvalidData):
-        # if_capture_submit: 422 VALIDATION_FAILED, "Nothing persisted" (the transaction rolled back).
         return ApiError(422, validation_code, f"the database cannot store a value of this request: {error}")
-    if isinstance(error, IntakeError | AuthError | StorageError):
-        headers = _bearer_challenge(error)
-        return ApiError(error.status, error.code, str(error), retryable=error.retryable, headers=headers)
-    if isinstance(error, InvalidQuery):
-        return ApiError(422, error.code, str(error))
-    if isinstance(error, CatalogPaused):
-        # if_product_query 503 UNAVAILABLE: public serving is paused while a restored history is fenced.
-        return ApiError(503, error.code, f"the catalog is paused: {error}; retry later", retryable=True)
+    if isinstance(error, CodedError) and error.status != 500:
+        code = error.http_code or error.code
+        retryable = error.retryable or error.status == 503
+        return ApiError(error.status, code, str(error), retryable=retryable, headers=_bearer_challenge(error))
     return ApiError(500, INTERNAL, "internal error")
 
 
@@ -159,16 +160,23 @@ def render(request: Request, error: ApiError) -> JSONResponse:
     return error_response(request.scope, error)
 
 
-def install_error_handlers(app: FastAPI, *, validation_code: str = "VALIDATION_FAILED") -> None:
+def install_error_handlers(
+    app: FastAPI,
+    *,
+    validation_code: str = "VALIDATION_FAILED",
+    database_unavailable: ApiError = DATABASE_UNAVAILABLE,
+) -> None:
     """``validation_code`` is the code of a request FastAPI rejects before the route runs (a 422), and of a value
-    the database refuses."""
+    the database refuses; ``database_unavailable`` the answer while the database cannot be reached."""
 
     async def api_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ApiError)
         return render(request, exc)
 
     async def core_error(request: Request, exc: Exception) -> JSONResponse:
-        error = from_core_error(exc, validation_code=validation_code)
+        error = from_core_error(
+            exc, validation_code=validation_code, database_unavailable=database_unavailable
+        )
         if error.status == 500:
             return internal_error(request.scope, exc)
         return render(request, error)
@@ -191,8 +199,7 @@ def install_error_handlers(app: FastAPI, *, validation_code: str = "VALIDATION_F
     app.add_exception_handler(RequestValidationError, validation_failed)
     app.add_exception_handler(RefusedBody, refused_body)
     app.add_exception_handler(StarletteHTTPException, http_error)
-    for core in (IntakeError, AuthError, StorageError, DatabaseError, InvalidQuery, CatalogPaused):
-        app.add_exception_handler(core, core_error)
+    app.add_exception_handler(CodedError, core_error)
 
 
 def _bearer_challenge(error: Exception) -> dict[str, str]:

@@ -1,17 +1,17 @@
 """Authentication errors with the seed's codes (if_collector_bootstrap, if_capture_submit, if_receipt_get).
 
-Like the storage errors, each carries ``code`` (verbatim from the seed), ``status`` and ``retryable`` so an edge
-renders any of them with one handler. ``OAuthError`` is the token endpoint's: RFC 6749 section 5.2 fixes its body
-(``{"error": "invalid_client"}``), so it carries the RFC's error name instead of a seed code.
+``OAuthError`` is the token endpoint's: RFC 6749 section 5.2 fixes its body (``{"error": "invalid_client"}``), so
+its ``code`` is the RFC's error name instead of a seed code.
 """
 
 from __future__ import annotations
 
+from prw_platform.coded_error import CodedError
 
-class AuthError(Exception):
+
+class AuthError(CodedError):
     code = "AUTH_ERROR"
     status = 401
-    retryable = False
 
 
 class InvalidToken(AuthError):
@@ -36,18 +36,18 @@ class MissingScope(AuthError):
     status = 403
 
 
-class ClientProvisioningError(ValueError):
+class ClientProvisioningError(CodedError, ValueError):
     """An operator asked for a client that cannot exist (a source outside the catalog, an unknown scope)."""
 
     code = "INVALID_CLIENT_SPEC"
 
 
-class OAuthError(Exception):
+class OAuthError(CodedError):
     """An RFC 6749 section 5.2 error of the token endpoint."""
 
     def __init__(self, error: str, description: str, *, status: int = 400) -> None:
         super().__init__(description)
-        self.error = error
+        self.code = error
         self.description = description
         self.status = status
 

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from prw_platform.coded_error import CodedError
 
-class DatabaseError(Exception):
+
+class DatabaseError(CodedError):
     code = "DB_ERROR"
-    retryable = False
 
 
 class DatabaseUnavailable(DatabaseError):
     """if_accepted_change: retry DB_UNAVAILABLE. The server could not be reached or a retry budget ran out."""
 
     code = "DB_UNAVAILABLE"
+    status = 503
     retryable = True
 
 
@@ -23,14 +25,13 @@ class AmbiguousCommit(DatabaseError):
     idempotency key (an inbox row, an Idempotency-Key)."""
 
     code = "AMBIGUOUS_COMMIT"
-    retryable = False
+    status = 503
 
 
 class InsufficientPrivilege(DatabaseError):
     """if_db: 42501 insufficient_privilege, do not retry (role misconfiguration)."""
 
     code = "INSUFFICIENT_PRIVILEGE"
-    retryable = False
 
 
 class InvalidData(DatabaseError):
@@ -39,4 +40,4 @@ class InvalidData(DatabaseError):
     request fails the same way: an edge renders this as its validation error, never as a 500."""
 
     code = "INVALID_DATA"
-    retryable = False
+    status = 422

@@ -20,14 +20,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from prw_platform.coded_error import CodedError
+
 RATE_LIMITED = "RATE_LIMITED"
 PROVIDER_ERROR = "PROVIDER_ERROR"
 OUTPUT_SCHEMA_INVALID = "OUTPUT_SCHEMA_INVALID"
 
 
-class LlmError(Exception):
-    code: str = PROVIDER_ERROR
-    retryable: bool = True
+class LlmError(CodedError):
+    code = PROVIDER_ERROR
+    retryable = True
 
 
 class LlmRateLimited(LlmError):

@@ -12,6 +12,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Literal, Protocol, runtime_checkable
 
+from prw_platform.coded_error import CodedError
+
 #: The plugin API this platform serves. A plugin module declares the API it was written for as the module
 #: attribute ``PRW_PLUGIN_API``; the manager refuses a mismatch and names the distribution.
 PLUGIN_API_VERSION = 1
@@ -199,7 +201,7 @@ class PluginInfo:
     api_version: int | None = field(default=None)
 
 
-class PluginError(Exception):
+class PluginError(CodedError):
     """Base of the typed plugin errors. ``code`` is a seed error code where one exists."""
 
     code = "PLUGIN_ERROR"
@@ -213,10 +215,12 @@ class UnknownAdapterVersion(PluginError):
     """if_replay_job: 422 UNKNOWN_ADAPTER_VERSION; a pin that is not installed."""
 
     code = "UNKNOWN_ADAPTER_VERSION"
+    status = 422
 
 
 class UnknownProfileVersion(PluginError):
     code = "UNKNOWN_PROFILE_VERSION"
+    status = 422
 
 
 class PluginApiMismatch(PluginError):

@@ -7,13 +7,14 @@ retryable, so the caller leaves the message unacknowledged for redelivery.
 
 from __future__ import annotations
 
+from prw_platform.coded_error import CodedError
 
-class RejectedDelivery(Exception):
+
+class RejectedDelivery(CodedError):
     """if_accepted_change: a delivery the product service will never apply; the caller sends it to the DLQ.
     A dead letter does not close a gap in the stream's contiguous progress."""
 
     code = "REJECTED"
-    retryable = False
 
     def __init__(self, message: str, *, event_id: str | None = None) -> None:
         super().__init__(message)
@@ -45,10 +46,11 @@ class PositionConflict(RejectedDelivery):
     code = "POSITION_CONFLICT"
 
 
-class InvalidQuery(ValueError):
-    """A public query with a malformed cursor, limit or filter (the edge renders it as a 4xx)."""
+class InvalidQuery(CodedError, ValueError):
+    """if_product_query 422: a public query with a malformed cursor, limit or filter."""
 
     code = "INVALID_QUERY"
+    status = 422
 
 
 class InvalidDestination(InvalidQuery):
@@ -64,21 +66,27 @@ class BasketSpansMerchants(InvalidQuery):
     code = "BASKET_SPANS_MERCHANTS"
 
 
-class CatalogPaused(Exception):
+class CatalogPaused(CodedError):
     """if_product_query 503 UNAVAILABLE: public serving of the catalog is paused while its history epoch is fenced
     (if_projection_bootstrap "Fence restored history"); retry later."""
 
     code = "UNAVAILABLE"
+    status = 503
+    retryable = True
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the catalog is paused: {reason}; retry later")
 
 
-class NotPublic(LookupError):
-    """if_product_query 404 NOT_FOUND: no applied release publishes it (the edge renders the 404)."""
+class NotPublic(CodedError, LookupError):
+    """if_product_query 404 NOT_FOUND: no applied release publishes it."""
 
     code = "NOT_FOUND"
+    status = 404
 
 
-class PictureLinkError(LookupError):
-    """A public picture link the product API refuses (seed 004, issue 13 item 5); the edge renders ``status``."""
+class PictureLinkError(CodedError, LookupError):
+    """A public picture link the product API refuses (seed 004)."""
 
     code = "NOT_FOUND"
     status = 404

@@ -1,12 +1,13 @@
-"""Queue errors (ADR-009). Like the storage errors, each carries ``code`` and ``retryable`` so a consumer loop
-decides retry-or-DLQ from the error, never from its type."""
+"""Queue errors (ADR-009). Each carries ``code`` and ``retryable`` so a consumer loop decides retry-or-DLQ from
+the error, never from its type."""
 
 from __future__ import annotations
 
+from prw_platform.coded_error import CodedError
 
-class QueueError(Exception):
+
+class QueueError(CodedError):
     code = "QUEUE_ERROR"
-    retryable = False
 
 
 class QueueUnavailable(QueueError):

@@ -1,16 +1,12 @@
-"""Object storage errors with the seed's codes (if_object_storage, if_artifact_upload).
-
-Every error carries ``code`` (the seed's code verbatim), ``status`` (the HTTP status an edge renders) and
-``retryable``, so an edge maps any of them with one handler and never inspects the type.
-"""
+"""Object storage errors with the seed's codes (if_object_storage, if_artifact_upload)."""
 
 from __future__ import annotations
 
+from prw_platform.coded_error import CodedError
 
-class StorageError(Exception):
+
+class StorageError(CodedError):
     code = "STORAGE_ERROR"
-    status = 500
-    retryable = False
 
 
 class StorageUnavailable(StorageError):
@@ -28,7 +24,6 @@ class ImmutableMetadataConflict(StorageError):
 
     code = "IMMUTABLE_METADATA_CONFLICT"
     status = 409
-    retryable = False
 
 
 class DigestMismatch(StorageError):
@@ -38,13 +33,11 @@ class DigestMismatch(StorageError):
 
     code = "DIGEST_MISMATCH"
     status = 422
-    retryable = False
 
 
 class ObjectNotFound(StorageError):
     code = "OBJECT_NOT_FOUND"
     status = 404
-    retryable = False
 
 
 class InvalidObjectKey(StorageError, ValueError):
@@ -52,13 +45,11 @@ class InvalidObjectKey(StorageError, ValueError):
 
     code = "INVALID_OBJECT_KEY"
     status = 422
-    retryable = False
 
 
 class InvalidMediaType(StorageError, ValueError):
     code = "INVALID_MEDIA_TYPE"
     status = 422
-    retryable = False
 
 
 class TenantScopeDenied(StorageError):
@@ -66,7 +57,6 @@ class TenantScopeDenied(StorageError):
 
     code = "TENANT_SCOPE_DENIED"
     status = 403
-    retryable = False
 
 
 class ObjectImmutable(StorageError):
@@ -74,4 +64,3 @@ class ObjectImmutable(StorageError):
 
     code = "OBJECT_IMMUTABLE"
     status = 409
-    retryable = False

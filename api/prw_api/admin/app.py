@@ -4,14 +4,12 @@ cookie and CSRF token."""
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI
 from starlette.types import Lifespan
 
 from prw_api import health
 from prw_api.admin.console import install_console
-from prw_api.admin.errors import UNAVAILABLE, VALIDATION_FAILED, decision_error
-from prw_api.admin.oidc import IssuerUnavailable, LoginFailed, OidcRelyingParty
+from prw_api.admin.oidc import OidcRelyingParty
 from prw_api.admin.routes import auth
 from prw_api.admin.routes import catalog as catalog_routes
 from prw_api.admin.routes import decisions as decision_routes
@@ -21,21 +19,9 @@ from prw_api.admin.routes import improvements as improvement_routes
 from prw_api.admin.routes import reads as read_routes
 from prw_api.admin.routes import releases as release_routes
 from prw_api.admin.routes import review as review_routes
-from prw_api.errors import ApiError, from_core_error, install_error_handlers, internal_error, render
+from prw_api.errors import ApiError, install_error_handlers
 from prw_api.middleware import install_input_hardening
 from prw_platform.config import Settings
-from prw_platform.errors import (
-    AmbiguousCommit,
-    CatalogFileError,
-    DatabaseError,
-    DatabaseUnavailable,
-    DecisionError,
-    ImprovementError,
-    PluginError,
-    ReviewReadError,
-    StreamNotProvisioned,
-)
-from prw_platform.plugins import UnknownAdapterVersion, UnknownProfileVersion
 from prw_platform.services import (
     AdminReads,
     CatalogFiles,
@@ -46,6 +32,11 @@ from prw_platform.services import (
     ReplayService,
     ReviewQueue,
 )
+
+#: The admin origin's code of a request the platform refuses before the route runs.
+VALIDATION_FAILED = "VALIDATION_FAILED"
+#: if_review_decision: "503 UNAVAILABLE — retry. Same Idempotency-Key".
+DATABASE_UNAVAILABLE = ApiError(503, "UNAVAILABLE", "the database is unavailable; retry", retryable=True)
 
 
 def create_app(
@@ -81,9 +72,8 @@ def create_app(
     app.state.files = files
     app.state.merchants = merchants
     app.state.ready = lambda: sessions.ready()
-    install_error_handlers(app, validation_code=VALIDATION_FAILED)
+    install_error_handlers(app, validation_code=VALIDATION_FAILED, database_unavailable=DATABASE_UNAVAILABLE)
     install_input_hardening(app, settings, validation_code=VALIDATION_FAILED)
-    _install_admin_errors(app)
     for router in (
         health.router,
         auth.router,
@@ -102,49 +92,3 @@ def create_app(
         app.include_router(catalog_routes.router)  # retirement, merchants, bindings, shipping policies
     install_console(app)  # the review console's pages under /console (outside the OpenAPI contract)
     return app
-
-
-def _install_admin_errors(app: FastAPI) -> None:
-    async def on_decision_error(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, DecisionError)
-        return render(request, decision_error(exc))
-
-    async def on_database_error(request: Request, exc: Exception) -> JSONResponse:
-        if isinstance(exc, DatabaseUnavailable | AmbiguousCommit):
-            return render(
-                request, ApiError(503, UNAVAILABLE, "the database is unavailable; retry", retryable=True)
-            )
-        error = from_core_error(exc, validation_code=VALIDATION_FAILED)
-        return internal_error(request.scope, exc) if error.status == 500 else render(request, error)
-
-    async def on_stream(request: Request, exc: Exception) -> JSONResponse:
-        return render(request, ApiError(503, UNAVAILABLE, str(exc), retryable=True))
-
-    async def on_login_failed(request: Request, exc: Exception) -> JSONResponse:
-        return render(request, ApiError(400, "LOGIN_FAILED", f"{exc}; start again at /auth/login"))
-
-    async def on_issuer_unavailable(request: Request, exc: Exception) -> JSONResponse:
-        return render(request, ApiError(503, UNAVAILABLE, str(exc), retryable=True))
-
-    async def on_review_read(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, ReviewReadError | ImprovementError)
-        return render(request, ApiError(exc.status, exc.code, str(exc)))
-
-    async def on_plugin_pin(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, PluginError)
-        return render(request, ApiError(422, exc.code, str(exc)))
-
-    async def on_file_error(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, CatalogFileError)
-        return render(request, ApiError(exc.status, exc.code, str(exc)))
-
-    app.add_exception_handler(CatalogFileError, on_file_error)
-    app.add_exception_handler(DecisionError, on_decision_error)
-    app.add_exception_handler(ReviewReadError, on_review_read)
-    app.add_exception_handler(ImprovementError, on_review_read)
-    app.add_exception_handler(UnknownAdapterVersion, on_plugin_pin)
-    app.add_exception_handler(UnknownProfileVersion, on_plugin_pin)
-    app.add_exception_handler(DatabaseError, on_database_error)
-    app.add_exception_handler(StreamNotProvisioned, on_stream)
-    app.add_exception_handler(LoginFailed, on_login_failed)
-    app.add_exception_handler(IssuerUnavailable, on_issuer_unavailable)

@@ -9,9 +9,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from prw_api.ids import CatalogId, MerchantId
 from prw_platform.services import DecisionResult, ItemRetired
 
-_ID = r"^[a-z0-9_]{1,120}$"
 #: A money amount as a decimal string (never a JSON number: no binary rounding), 0 or more.
 Amount = Annotated[str, Field(pattern=r"^[0-9]{1,12}(\.[0-9]{1,4})?$", examples=["4.90"])]
 Country = Annotated[str, Field(pattern=r"^[A-Z]{2}$")]
@@ -28,7 +28,7 @@ class Decided(BaseModel):
 class RetirementBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    catalog_id: str = Field(pattern=_ID)
+    catalog_id: CatalogId
     rationale: str = Field(min_length=1, max_length=4000)
 
 
@@ -58,7 +58,7 @@ class RetirementView(BaseModel):
 class MerchantBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    catalog_id: str = Field(pattern=_ID)
+    catalog_id: CatalogId
     name: str = Field(min_length=1, max_length=200)
     url: str | None = Field(default=None, max_length=2000)
     rationale: str = Field(default="", max_length=4000)
@@ -67,15 +67,15 @@ class MerchantBody(BaseModel):
 class SourceMerchantBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    catalog_id: str = Field(pattern=_ID)
-    merchant_id: str = Field(pattern=r"^mer_[a-z0-9_]{1,120}$")
+    catalog_id: CatalogId
+    merchant_id: MerchantId
     rationale: str = Field(default="", max_length=4000)
 
 
 class ShippingPolicyBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    catalog_id: str = Field(pattern=_ID)
+    catalog_id: CatalogId
     currency: str = Field(pattern=r"^[A-Z]{3}$")
     #: Destination (ISO 3166-1 alpha-2) -> rate.
     rates: dict[Country, Amount] = Field(min_length=1, max_length=300)

@@ -9,6 +9,7 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from prw_api.ids import ClassId, FileId
 from prw_platform.services import (
     ArtifactSource,
     CatalogFile,
@@ -20,9 +21,6 @@ from prw_platform.services import (
     UploadSource,
     UrlSource,
 )
-
-_CLASS_ID = r"^cls_[a-z0-9_]{1,120}$"
-_ITEM_ID = r"^itm_[a-z0-9_]{1,120}$"
 
 
 class UploadBody(BaseModel):
@@ -42,7 +40,7 @@ class PictureBody(BaseModel):
     upload: UploadBody | None = None
     artifact_id: str | None = Field(default=None, pattern=r"^art_[0-9a-f]{1,64}$")
     url: str | None = Field(default=None, max_length=2048)
-    file_id: str | None = Field(default=None, pattern=r"^fil_[0-9a-f]{24}$")
+    file_id: FileId | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Self:
@@ -78,7 +76,7 @@ class ItemPicturesBody(BaseModel):
 class ClassCreateBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    class_id: str = Field(pattern=_CLASS_ID)
+    class_id: ClassId
     name: str = Field(min_length=1, max_length=200)
     picture: PictureBody | None = None
     members: list[str] = Field(default_factory=list, max_length=1000)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from prw_api.ids import CatalogId, SourceId
 from prw_platform.services import ImprovementDraft, ImprovementRecord, ReplayView, Selection
 
 ImprovementStatus = Literal["draft", "reviewer_approved", "applied", "abandoned"]
@@ -19,7 +20,7 @@ class SelectionBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    source_id: str | None = Field(default=None, pattern=r"^[a-z0-9_]{1,120}$")
+    source_id: SourceId | None = None
     adapter: str | None = Field(
         default=None, pattern=_ADAPTER_PIN, description="the adapter pin that extracted them"
     )
@@ -53,7 +54,7 @@ class SelectionBody(BaseModel):
 class ImprovementCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    catalog_id: str = Field(pattern=r"^[a-z0-9_]{1,120}$")
+    catalog_id: CatalogId
     adapter_version: str | None = Field(default=None, pattern=_ADAPTER_PIN)
     profile_version: str | None = Field(default=None, pattern=_PROFILE_PIN)
     definition_version: str | None = Field(default=None, min_length=1, max_length=200)

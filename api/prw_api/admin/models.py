@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from prw_api.ids import CaseId, ItemId
 from prw_platform.services import DecisionResult, OperatorSession, ReviewAction
 
 
@@ -49,7 +50,7 @@ class CreateItemBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     #: The new item's id (``itm_...``); the resolver chooses one when absent.
-    id: str | None = Field(default=None, pattern=r"^itm_[a-z0-9_]{1,120}$")
+    id: ItemId | None = None
     #: The product family, recorded with the decision.
     family: str | None = Field(default=None, min_length=1, max_length=200)
 
@@ -59,12 +60,12 @@ class DecisionBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    case_id: str = Field(pattern=r"^rc_[a-z0-9_]{1,120}$")
+    case_id: CaseId
     expected_revision: int = Field(ge=1, le=2**62)
     action: ReviewAction
     corrections: dict[str, Any] | None = None
     create_item: CreateItemBody | None = None
-    map_to: str | None = Field(default=None, pattern=r"^itm_[a-z0-9_]{1,120}$")
+    map_to: ItemId | None = None
     rationale: str = Field(min_length=1, max_length=4000)
     #: Evidence references the reviewer relied on (capture or artifact ids), beside the case's own.
     evidence: list[str] = Field(default_factory=list, max_length=50)

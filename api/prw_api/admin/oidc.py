@@ -27,6 +27,7 @@ import httpx
 import jwt
 
 from prw_platform.config import OperatorOidcSettings
+from prw_platform.errors import CodedError
 from prw_platform.services import OperatorIdentity
 
 #: Seconds a login may take between the redirect to the issuer and the callback.
@@ -34,12 +35,22 @@ LOGIN_TTL_SECONDS = 600
 _ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256"]
 
 
-class LoginFailed(Exception):
-    """The login cannot complete (wrong state, refused code, invalid ID token): start again."""
+class LoginFailed(CodedError):
+    """400 LOGIN_FAILED: the login cannot complete (wrong state, refused code, invalid ID token): start again."""
+
+    code = "LOGIN_FAILED"
+    status = 400
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"{message}; start again at /auth/login")
 
 
-class IssuerUnavailable(Exception):
-    """The identity provider did not answer: retry later."""
+class IssuerUnavailable(CodedError):
+    """503 UNAVAILABLE: the identity provider did not answer: retry later."""
+
+    code = "UNAVAILABLE"
+    status = 503
+    retryable = True
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from prw_api.ids import CatalogId
 from prw_platform.services import (
     AUTO,
     CollectorStatus,
@@ -21,7 +22,6 @@ from prw_platform.services import (
 )
 from prw_platform.services import DryRun as CoreDryRun
 
-_ID = r"^[a-z0-9_]{1,120}$"
 _ADAPTER = rf"^({AUTO}|pa_[a-z0-9_]{{1,100}}@[0-9]+\.[0-9]+\.[0-9]+)$"
 
 
@@ -29,7 +29,7 @@ _ADAPTER = rf"^({AUTO}|pa_[a-z0-9_]{{1,100}}@[0-9]+\.[0-9]+\.[0-9]+)$"
 class ReleaseBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    catalog_id: str = Field(pattern=_ID)
+    catalog_id: CatalogId
     #: Recorded on the release's decision; a default says it was a manual release.
     rationale: str = Field(default="manual release of the accepted state", min_length=1, max_length=4000)
 

@@ -1,12 +1,14 @@
 """Typed decision errors. Raising one inside the decision transaction rolls it back: nothing is committed and no
-stream position is consumed (AW-01). ``code`` is the seed's error code where one exists."""
+stream position is consumed (AW-01). ``code`` and ``status`` are the seed's where it has them (if_review_decision)."""
 
 from __future__ import annotations
 
+from prw_platform.coded_error import CodedError
 
-class DecisionError(Exception):
+
+class DecisionError(CodedError):
     code = "DECISION_REJECTED"
-    retryable = False
+    status = 409
 
 
 class StaleCaseRevision(DecisionError):
@@ -22,7 +24,8 @@ class StaleCaseRevision(DecisionError):
 
 
 class CaseNotFound(DecisionError):
-    code = "CASE_NOT_FOUND"
+    code = "NOT_FOUND"
+    status = 404
 
 
 class InvariantViolation(DecisionError):
@@ -71,18 +74,23 @@ class StreamNotOpen(DecisionError):
     """No stream cursor exists for (tenant, catalog, history_epoch): provision the catalog first."""
 
     code = "STREAM_NOT_OPEN"
+    status = 503
+    http_code = "UNAVAILABLE"
 
 
 class HistoryEpochFenced(DecisionError):
     """The stream belongs to a superseded history epoch (if_projection_bootstrap: "Fence old workers")."""
 
     code = "HISTORY_EPOCH_FENCED"
+    status = 503
+    http_code = "UNAVAILABLE"
 
 
 class MerchantNotFound(DecisionError):
     """A binding or a shipping policy names a merchant the catalog does not have: provision it first."""
 
     code = "MERCHANT_NOT_FOUND"
+    status = 404
 
 
 class InvalidMerchantFact(DecisionError):
@@ -90,12 +98,14 @@ class InvalidMerchantFact(DecisionError):
     3166-1 alpha-2 code, a negative rate): nothing is accepted."""
 
     code = "INVALID_MERCHANT_FACT"
+    status = 422
 
 
 class CatalogNotFound(DecisionError):
     """The active tenant has no such catalog (an operator release or policy switch): 404 NOT_FOUND."""
 
     code = "NOT_FOUND"
+    status = 404
 
 
 class NothingToRelease(DecisionError):
@@ -109,6 +119,7 @@ class ItemNotFound(DecisionError):
     """The catalog has no such item (``prw items retire``): NOT_FOUND, nothing written."""
 
     code = "NOT_FOUND"
+    status = 404
 
 
 class ItemAlreadyRetired(DecisionError):

@@ -49,6 +49,7 @@ class InvalidReviewDecision(DecisionError):
     """The request cannot be a decision on this case (an action without what it needs): 422, nothing written."""
 
     code = "VALIDATION_FAILED"
+    status = 422
 
 
 @dataclass(frozen=True, slots=True)

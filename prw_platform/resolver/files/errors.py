@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from prw_platform.coded_error import CodedError
 
 
-class CatalogFileError(Exception):
-    status: ClassVar[int] = 409
-    code: ClassVar[str] = "CONFLICT"
+class CatalogFileError(CodedError):
+    status = 409
+    code = "CONFLICT"
 
 
 class InvalidFileTransition(CatalogFileError):

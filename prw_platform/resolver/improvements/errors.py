@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from prw_platform.coded_error import CodedError
 
-class ImprovementError(Exception):
+
+class ImprovementError(CodedError):
     code = "VALIDATION_FAILED"
     status = 422
 

@@ -1,17 +1,14 @@
 """Intake errors with the seed's codes verbatim (if_artifact_upload, if_capture_submit, if_receipt_get,
-if_collector_bootstrap, if_heartbeat).
-
-Each carries ``code``, ``status`` and ``retryable`` like the storage and auth errors, so the edge renders any of
-them with one handler and never inspects the type.
-"""
+if_collector_bootstrap, if_heartbeat)."""
 
 from __future__ import annotations
 
+from prw_platform.coded_error import CodedError
 
-class IntakeError(Exception):
+
+class IntakeError(CodedError):
     code = "INTAKE_ERROR"
     status = 400
-    retryable = False
 
 
 class ValidationFailed(IntakeError):

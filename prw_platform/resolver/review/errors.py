@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+from prw_platform.coded_error import CodedError
 
-class ReviewReadError(Exception):
+
+class ReviewReadError(CodedError):
     code = "VALIDATION_FAILED"
     status = 422
 
@@ -13,7 +15,6 @@ class InvalidCursor(ReviewReadError):
     """422 INVALID_CURSOR: a cursor the server did not issue, or issued for other filters."""
 
     code = "INVALID_CURSOR"
-    status = 422
 
 
 class EvidenceLinkInvalid(ReviewReadError):

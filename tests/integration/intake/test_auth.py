@@ -103,7 +103,7 @@ def test_a_wrong_secret_or_an_unknown_client_is_invalid_client(
     ):
         with pytest.raises(OAuthError) as raised:
             auth.client_credentials_grant(client_id, secret, None)
-        assert (raised.value.error, raised.value.status) == ("invalid_client", 401)
+        assert (raised.value.code, raised.value.status) == ("invalid_client", 401)
 
 
 def test_a_token_may_ask_for_fewer_scopes_but_not_more(
@@ -121,7 +121,7 @@ def test_a_token_may_ask_for_fewer_scopes_but_not_more(
             narrow.client_id, narrow.client_secret, f"{ARTIFACTS_WRITE} {CAPTURES_WRITE}"
         )
 
-    assert raised.value.error == "invalid_scope"
+    assert raised.value.code == "invalid_scope"
 
 
 def test_a_revoked_client_gets_no_token_and_its_tokens_are_credential_revoked(

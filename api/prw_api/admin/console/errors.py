@@ -12,16 +12,9 @@ from fastapi import Request, Response
 from fastapi.responses import RedirectResponse
 
 from prw_api.admin.console.rendering import page
-from prw_api.admin.errors import decision_error
+from prw_api.errors import from_core_error
 from prw_api.routing import PlatformRoute
-from prw_platform.errors import (
-    AuthError,
-    CaseNotFound,
-    DecisionError,
-    ImprovementError,
-    ReviewReadError,
-    SessionExpired,
-)
+from prw_platform.errors import AuthError, DecisionError, ImprovementError, ReviewReadError, SessionExpired
 
 _ADVICE = {
     "TENANT_SCOPE_DENIED": "Your session has no membership in this tenant. Choose one of your tenants.",
@@ -57,14 +50,8 @@ class ConsoleRoute(PlatformRoute):
                 return await handler(request)
             except SessionExpired:
                 return login_redirect(request)
-            except AuthError as error:
-                return error_page(request, error.status, error.code, str(error))
-            except CaseNotFound as error:
-                return error_page(request, 404, "NOT_FOUND", str(error))
-            except (ReviewReadError, ImprovementError) as error:
-                return error_page(request, error.status, error.code, str(error))
-            except DecisionError as error:
-                refused = decision_error(error)
+            except (AuthError, DecisionError, ReviewReadError, ImprovementError) as error:
+                refused = from_core_error(error)  # what the JSON API answers, as a page
                 return error_page(request, refused.status, refused.code, refused.message)
 
         return handle

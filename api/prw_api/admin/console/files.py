@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, Path, Request
+from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, Response
 
 from prw_api.admin.console.access import common_context, console_access, console_form_access
@@ -18,6 +18,7 @@ from prw_api.admin.console.errors import ConsoleRoute
 from prw_api.admin.console.rendering import page
 from prw_api.admin.deps import SessionsDep
 from prw_api.admin.files_models import ManagedFileOut
+from prw_api.ids import FileId
 from prw_platform.errors import CatalogFileError
 from prw_platform.services import Access, CatalogFiles
 
@@ -38,7 +39,7 @@ def files_page(request: Request, sessions: SessionsDep) -> Response:
 @router.post("/files/{file_id}/retry", response_class=HTMLResponse)
 def retry_cleanup(
     request: Request,
-    file_id: Annotated[str, Path(pattern=r"^fil_[0-9a-f]{24}$")],
+    file_id: FileId,
     sessions: SessionsDep,
     csrf_token: Annotated[str, Form(max_length=200)],
 ) -> Response:

@@ -13,10 +13,11 @@ import secrets
 from dataclasses import dataclass
 from typing import Final
 
+from prw_api.ids import ITEM_ID
 from prw_platform.errors import InvalidReviewDecision
 from prw_platform.services import Access, CaseView, ReviewAction, ReviewDecision
 
-_ITEM: Final = re.compile(r"^itm_[a-z0-9_]{1,120}$")
+_ITEM: Final = re.compile(ITEM_ID)
 
 
 @dataclass(frozen=True, slots=True)

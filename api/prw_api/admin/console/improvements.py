@@ -29,6 +29,7 @@ from prw_api.admin.console.rendering import page
 from prw_api.admin.deps import ReadsDep, SessionsDep
 from prw_api.admin.improvement_models import ImprovementCreate, ImprovementDetail, ReplayDetail
 from prw_api.admin.routes.improvements import ImprovementsDep, ReplaysDep
+from prw_api.ids import ImprovementId, ReplayId
 from prw_platform.errors import ImprovementError
 from prw_platform.plugins import UnknownAdapterVersion, UnknownProfileVersion
 from prw_platform.services import Access, ImprovementService, ReplayService
@@ -36,7 +37,6 @@ from prw_platform.services import Access, ImprovementService, ReplayService
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
 
 STATUSES = ("draft", "reviewer_approved", "applied", "abandoned")
-_ID = r"^imp_[a-z0-9_]{1,120}$"
 Text = Annotated[str, Form(max_length=4000)]
 
 
@@ -93,9 +93,8 @@ def create_improvement(
         return _list(request, access, reads, improvements, None, None, status_code=422, problem=problem)
     except (ImprovementError, UnknownAdapterVersion, UnknownProfileVersion) as error:
         problem = {"code": error.code, "message": str(error)}
-        status_code = getattr(error, "status", 422)
         return _list(
-            request, access, reads, improvements, None, None, status_code=status_code, problem=problem
+            request, access, reads, improvements, None, None, status_code=error.status, problem=problem
         )
     return RedirectResponse(f"/console/improvements/{record.improvement.improvement_id}", status_code=303)
 
@@ -103,7 +102,7 @@ def create_improvement(
 @router.get("/improvements/{improvement_id}", response_class=HTMLResponse)
 def improvement_page(
     request: Request,
-    improvement_id: Annotated[str, Path(pattern=_ID)],
+    improvement_id: ImprovementId,
     sessions: SessionsDep,
     improvements: ImprovementsDep,
     replays: ReplaysDep,
@@ -115,7 +114,7 @@ def improvement_page(
 @router.post("/improvements/{improvement_id}/replays", response_class=HTMLResponse)
 def replay_improvement(
     request: Request,
-    improvement_id: Annotated[str, Path(pattern=_ID)],
+    improvement_id: ImprovementId,
     sessions: SessionsDep,
     improvements: ImprovementsDep,
     replays: ReplaysDep,
@@ -129,9 +128,8 @@ def replay_improvement(
         )
     except (ImprovementError, UnknownAdapterVersion, UnknownProfileVersion) as error:
         problem = {"code": error.code, "message": str(error)}
-        status_code = getattr(error, "status", 422)
         return _detail(
-            request, access, improvements, replays, improvement_id, status_code=status_code, problem=problem
+            request, access, improvements, replays, improvement_id, status_code=error.status, problem=problem
         )
     return RedirectResponse(f"/console/replays/{requested.replay.replay_id}", status_code=303)
 
@@ -139,7 +137,7 @@ def replay_improvement(
 @router.get("/replays/{replay_id}", response_class=HTMLResponse)
 def replay_page(
     request: Request,
-    replay_id: Annotated[str, Path(pattern=r"^rpl_[a-z0-9_]{1,120}$")],
+    replay_id: ReplayId,
     sessions: SessionsDep,
     replays: ReplaysDep,
 ) -> Response:
@@ -151,7 +149,7 @@ def replay_page(
 @router.post("/improvements/{improvement_id}/{move}", response_class=HTMLResponse)
 def move_improvement(
     request: Request,
-    improvement_id: Annotated[str, Path(pattern=_ID)],
+    improvement_id: ImprovementId,
     move: Annotated[str, Path(pattern=r"^(approve|abandon)$")],
     sessions: SessionsDep,
     improvements: ImprovementsDep,

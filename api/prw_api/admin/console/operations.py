@@ -15,7 +15,7 @@ from __future__ import annotations
 import secrets
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, Path, Request
+from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, Response
 
 from prw_api.admin.console.access import common_context, console_access, console_form_access
@@ -23,6 +23,7 @@ from prw_api.admin.console.errors import ConsoleRoute, error_page
 from prw_api.admin.console.rendering import page
 from prw_api.admin.deps import DecisionsDep, ReadsDep, SessionsDep
 from prw_api.admin.operations_models import DecisionView, WorkerView
+from prw_api.ids import CatalogId, DecisionId
 from prw_platform.errors import NothingToRelease
 from prw_platform.services import Access, AuthorizeRelease, DecisionService
 
@@ -30,7 +31,6 @@ router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schem
 
 #: Silent and failing collectors first, the longest overdue on top (``overdue`` before the rest).
 _STATE_ORDER = {"failing": 0, "silent": 1}
-_CATALOG = r"^[a-z0-9_]{1,120}$"
 _DEFAULT_RATIONALE = "released now from the console"
 
 
@@ -49,7 +49,7 @@ def fleet_page(request: Request, sessions: SessionsDep, reads: ReadsDep) -> Resp
 @router.get("/decisions/{decision_id}", response_class=HTMLResponse)
 def decision_page(
     request: Request,
-    decision_id: Annotated[str, Path(pattern=r"^dec_[a-z0-9_]{1,120}$")],
+    decision_id: DecisionId,
     sessions: SessionsDep,
     decisions: DecisionsDep,
 ) -> Response:
@@ -73,7 +73,7 @@ def releases_page(request: Request, sessions: SessionsDep, decisions: DecisionsD
 @router.post("/releases/{catalog_id}", response_class=HTMLResponse)
 def release_now(
     request: Request,
-    catalog_id: Annotated[str, Path(pattern=_CATALOG)],
+    catalog_id: CatalogId,
     sessions: SessionsDep,
     decisions: DecisionsDep,
     csrf_token: Annotated[str, Form(max_length=200)],
@@ -89,7 +89,7 @@ def release_now(
     except NothingToRelease as error:
         # 409 NOTHING_TO_RELEASE: nothing was written; accept something first.
         problem = {"code": error.code, "message": str(error)}
-        return _releases(request, access, decisions, status_code=409, problem=problem)
+        return _releases(request, access, decisions, status_code=error.status, problem=problem)
     return _releases(request, access, decisions, released=released)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 
 from prw_api.admin.catalog_models import (
     MerchantBody,
@@ -34,6 +34,7 @@ from prw_api.admin.deps import AdminWriteDep, DecisionsDep
 from prw_api.admin.routes.decisions import REPLAYED_HEADER
 from prw_api.admin.routes.releases import IdempotencyKey
 from prw_api.errors import ErrorBody
+from prw_api.ids import ItemId, MerchantId, SourceId
 from prw_api.routing import PlatformRoute
 from prw_platform.services import MerchantService, MerchantSpec, RetireItem, ShippingPolicySpec
 
@@ -42,9 +43,6 @@ router = APIRouter(tags=["catalog"], route_class=PlatformRoute)
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody} for status in (401, 403, 404, 409, 422, 503)
 }
-ItemId = Annotated[str, Path(pattern=r"^itm_[A-Za-z0-9_]{1,120}$")]
-MerchantId = Annotated[str, Path(pattern=r"^mer_[a-z0-9_]{1,120}$")]
-SourceId = Annotated[str, Path(pattern=r"^src_[a-z0-9_]{1,120}$")]
 
 
 def get_merchants(request: Request) -> MerchantService:

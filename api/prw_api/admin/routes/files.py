@@ -14,9 +14,9 @@ with the reason; ``POST /v1/files/{file_id}/retry`` (operator_admin) hands one b
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Path, Request, Response
+from fastapi import APIRouter, Request, Response
 
 from prw_api.admin.deps import AdminWriteDep, ViewerDep
 from prw_api.admin.files_models import (
@@ -31,15 +31,13 @@ from prw_api.admin.files_models import (
     PictureBody,
 )
 from prw_api.errors import ApiError, ErrorBody
+from prw_api.ids import CatalogId, ClassId, FileId, ItemId
 from prw_api.routing import PlatformRoute
 from prw_platform.services import KEEP, CatalogFiles, PictureSource
 
 router = APIRouter(tags=["catalog files"], route_class=PlatformRoute)
 
 _VALIDATION_FAILED = "VALIDATION_FAILED"
-_CATALOG = Annotated[str, Path(pattern=r"^[a-z0-9_]{1,120}$")]
-_CLASS = Annotated[str, Path(pattern=r"^cls_[a-z0-9_]{1,120}$")]
-_ITEM = Annotated[str, Path(pattern=r"^itm_[a-z0-9_]{1,120}$")]
 
 
 def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -66,7 +64,7 @@ def _source(body: PictureBody | None) -> PictureSource | None:
     response_model=ItemPicturesOut,
     responses=_errors(404, 422),
 )
-def get_item_pictures(item_id: _ITEM, access: ViewerDep, request: Request) -> ItemPicturesOut:
+def get_item_pictures(item_id: ItemId, access: ViewerDep, request: Request) -> ItemPicturesOut:
     return ItemPicturesOut.of(_files(request).item_pictures(access.tenant_id, item_id))
 
 
@@ -77,7 +75,7 @@ def get_item_pictures(item_id: _ITEM, access: ViewerDep, request: Request) -> It
     responses=_errors(400, 404, 409, 422),
 )
 def set_item_pictures(
-    item_id: _ITEM, body: ItemPicturesBody, access: AdminWriteDep, request: Request
+    item_id: ItemId, body: ItemPicturesBody, access: AdminWriteDep, request: Request
 ) -> ItemPicturesOut:
     main = _source(body.main)
     gallery = [source for g in body.gallery if (source := _source(g)) is not None]
@@ -91,7 +89,7 @@ def set_item_pictures(
     response_model=ClassList,
     responses=_errors(422),
 )
-def list_classes(catalog_id: _CATALOG, access: ViewerDep, request: Request) -> ClassList:
+def list_classes(catalog_id: CatalogId, access: ViewerDep, request: Request) -> ClassList:
     return ClassList(
         classes=[ClassOut.of(c) for c in _files(request).list_classes(access.tenant_id, catalog_id)]
     )
@@ -105,7 +103,7 @@ def list_classes(catalog_id: _CATALOG, access: ViewerDep, request: Request) -> C
     responses=_errors(400, 404, 409, 422),
 )
 def create_class(
-    catalog_id: _CATALOG, body: ClassCreateBody, access: AdminWriteDep, request: Request
+    catalog_id: CatalogId, body: ClassCreateBody, access: AdminWriteDep, request: Request
 ) -> ClassOut:
     created = _files(request).create_class(
         access.tenant_id,
@@ -125,7 +123,7 @@ def create_class(
     response_model=ClassOut,
     responses=_errors(404, 422),
 )
-def get_class(class_id: _CLASS, access: ViewerDep, request: Request) -> ClassOut:
+def get_class(class_id: ClassId, access: ViewerDep, request: Request) -> ClassOut:
     return ClassOut.of(_files(request).get_class(access.tenant_id, class_id))
 
 
@@ -136,7 +134,7 @@ def get_class(class_id: _CLASS, access: ViewerDep, request: Request) -> ClassOut
     responses=_errors(400, 404, 409, 422),
 )
 def update_class(
-    class_id: _CLASS, body: ClassUpdateBody, access: AdminWriteDep, request: Request
+    class_id: ClassId, body: ClassUpdateBody, access: AdminWriteDep, request: Request
 ) -> ClassOut:
     picture = _source(body.picture) if "picture" in body.model_fields_set else KEEP
     updated = _files(request).update_class(
@@ -163,9 +161,7 @@ def list_failed_files(access: ViewerDep, request: Request) -> ManagedFileList:
     response_model=ManagedFileOut,
     responses=_errors(404, 409, 422),
 )
-def retry_file_cleanup(
-    file_id: Annotated[str, Path(pattern=r"^fil_[0-9a-f]{24}$")], access: AdminWriteDep, request: Request
-) -> ManagedFileOut:
+def retry_file_cleanup(file_id: FileId, access: AdminWriteDep, request: Request) -> ManagedFileOut:
     return ManagedFileOut.of(_files(request).retry_cleanup(access.tenant_id, file_id, actor=access.actor))
 
 
@@ -176,6 +172,6 @@ def retry_file_cleanup(
     response_class=Response,
     responses=_errors(404, 422),
 )
-def delete_class(class_id: _CLASS, access: AdminWriteDep, request: Request) -> Response:
+def delete_class(class_id: ClassId, access: AdminWriteDep, request: Request) -> Response:
     _files(request).delete_class(access.tenant_id, class_id, actor=access.actor)
     return Response(status_code=204)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Path, Request, Response
+from fastapi import APIRouter, Depends, Header, Request, Response
 
 from prw_api.admin.deps import AdminWriteDep, ReviewerWriteDep, ViewerDep
 from prw_api.admin.improvement_models import (
@@ -24,12 +24,12 @@ from prw_api.admin.improvement_models import (
 )
 from prw_api.admin.routes.decisions import REPLAYED_HEADER
 from prw_api.errors import ErrorBody
+from prw_api.ids import ImprovementId, ReplayId
 from prw_api.routing import PlatformRoute
 from prw_platform.services import ImprovementService, ReplayService
 
 router = APIRouter(tags=["improvements"], route_class=PlatformRoute)
 
-ImprovementId = Annotated[str, Path(pattern=r"^imp_[a-z0-9_]{1,120}$")]
 IdempotencyKey = Annotated[
     str | None, Header(alias="Idempotency-Key", min_length=1, max_length=200, pattern=r"^[\x21-\x7e]+$")
 ]
@@ -142,7 +142,5 @@ def create_replay(
     response_model=ReplayDetail,
     responses=_errors(404),
 )
-def get_replay(
-    replay_id: Annotated[str, Path(pattern=r"^rpl_[a-z0-9_]{1,120}$")], access: ViewerDep, replays: ReplaysDep
-) -> ReplayDetail:
+def get_replay(replay_id: ReplayId, access: ViewerDep, replays: ReplaysDep) -> ReplayDetail:
     return ReplayDetail.of_view(replays.view(access.tenant_id, replay_id))

@@ -23,6 +23,7 @@ from prw_api.admin.operations_models import (
     WorkerView,
 )
 from prw_api.errors import ApiError, ErrorBody
+from prw_api.ids import DecisionId
 from prw_api.routing import PlatformRoute
 from prw_platform.services import (
     DryRunRequest,
@@ -48,7 +49,7 @@ def _errors(*statuses: int) -> dict[int | str, dict[str, object]]:
     responses=_errors(404, 422),
 )
 def get_decision(
-    decision_id: Annotated[str, Path(pattern=r"^dec_[a-z0-9_]{1,120}$")],
+    decision_id: DecisionId,
     access: ViewerDep,
     decisions: DecisionsDep,
 ) -> DecisionView:

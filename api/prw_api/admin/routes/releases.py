@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Path, Response
+from fastapi import APIRouter, Header, Response
 
 from prw_api.admin.deps import AdminWriteDep, DecisionsDep
 from prw_api.admin.operations_models import (
@@ -22,6 +22,7 @@ from prw_api.admin.operations_models import (
 )
 from prw_api.admin.routes.decisions import REPLAYED_HEADER
 from prw_api.errors import ErrorBody
+from prw_api.ids import CatalogId
 from prw_api.routing import PlatformRoute
 from prw_platform.services import AuthorizeRelease, SetReleasePolicy
 
@@ -62,7 +63,7 @@ def create_release(
     responses=_ERRORS,
 )
 def set_release_policy(
-    catalog_id: Annotated[str, Path(pattern=r"^[a-z0-9_]{1,120}$")],
+    catalog_id: CatalogId,
     body: ReleasePolicyBody,
     access: AdminWriteDep,
     decisions: DecisionsDep,

@@ -84,7 +84,7 @@ async def issue_token(
         if error.status == 401 and basic:
             # RFC 6749 5.2: a 401 after HTTP Basic client authentication carries the Basic challenge.
             headers["WWW-Authenticate"] = 'Basic realm="prw-intake"'
-        failure = OAuthErrorBody(error=error.error, error_description=error.description)
+        failure = OAuthErrorBody(error=error.code, error_description=error.description)
         return JSONResponse(failure.model_dump(), status_code=error.status, headers=headers)
     body = TokenBody(
         access_token=issued.access_token,

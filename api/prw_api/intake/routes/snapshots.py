@@ -12,6 +12,7 @@ from fastapi import APIRouter, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from prw_api.errors import ApiError, ErrorBody
+from prw_api.ids import ExportId
 from prw_api.intake.deps import CollectorDep
 from prw_api.intake.models import (
     ExportLeaseBody,
@@ -25,7 +26,6 @@ from prw_platform.services import ExportView, SnapshotExports
 router = APIRouter(tags=["exports"], route_class=PlatformRoute)
 
 _ERRORS = (401, 403, 404, 410, 422, 503)
-EXPORT_ID = Path(pattern=r"^exp_[a-z0-9]{8,64}$")
 
 
 def _service(request: Request) -> SnapshotExports:
@@ -97,9 +97,7 @@ def request_snapshot(
     response_model=ExportSnapshotBody,
     responses={202: {"model": ExportSnapshotBody}, **{status: {"model": ErrorBody} for status in _ERRORS}},
 )
-def get_snapshot(
-    principal: CollectorDep, request: Request, export_id: Annotated[str, EXPORT_ID]
-) -> JSONResponse:
+def get_snapshot(principal: CollectorDep, request: Request, export_id: ExportId) -> JSONResponse:
     """202 while pending; 200 with the manifest when ready (fresh signed links on every GET); 410 EXPORT_EXPIRED
     when the export failed or its lease expired: request a new export."""
     view = _service(request).get(principal, export_id)
@@ -114,9 +112,7 @@ def get_snapshot(
     response_model=ExportLeaseBody,
     responses={status: {"model": ErrorBody} for status in _ERRORS},
 )
-def renew_lease(
-    principal: CollectorDep, request: Request, export_id: Annotated[str, EXPORT_ID]
-) -> ExportLeaseBody:
+def renew_lease(principal: CollectorDep, request: Request, export_id: ExportId) -> ExportLeaseBody:
     """Renew the export's rebuild lease; 410 EXPORT_EXPIRED once it expired (it is never revived)."""
     lease = _service(request).renew(principal, export_id)
     return ExportLeaseBody(lease_id=lease.lease_id, pinned_at=lease.pinned_at, expires_at=lease.expires_at)
@@ -130,9 +126,7 @@ def renew_lease(
     response_class=Response,
     responses={status: {"model": ErrorBody} for status in (401, 403, 404, 503)},
 )
-def release_lease(
-    principal: CollectorDep, request: Request, export_id: Annotated[str, EXPORT_ID]
-) -> Response:
+def release_lease(principal: CollectorDep, request: Request, export_id: ExportId) -> Response:
     """Release the export's rebuild lease after the cutover (idempotent: 204 also when already released or
     expired). The retained tail after W is no longer pinned."""
     _service(request).release(principal, export_id)
@@ -151,7 +145,7 @@ def release_lease(
 )
 def get_object(
     request: Request,
-    export_id: Annotated[str, EXPORT_ID],
+    export_id: ExportId,
     aggregate: Annotated[str, Path(pattern=r"^[a-z_]{1,40}$")],
     token: Annotated[str, Query(min_length=1, max_length=2000)],
 ) -> Response:
