@@ -18,6 +18,7 @@ from typing import Literal
 from psycopg.rows import class_row, scalar_row
 
 from prw_platform.clock import Clock, utc_now
+from prw_platform.coded_error import CodedError
 from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection, Database, affected_rows
 from prw_platform.epochs import current_epoch, ensure_epoch, issue_epoch
@@ -26,14 +27,16 @@ from prw_platform.resolver.stream.cursor import fence_catalog, open_cursor
 ReleasePolicy = Literal["automatic", "manual"]
 
 
-class SourceCatalogConflict(Exception):
+class SourceCatalogConflict(CodedError):
     code = "SOURCE_CATALOG_CONFLICT"
 
 
-class StreamNotProvisioned(Exception):
-    """The control plane has no current history epoch for the catalog: provision it first."""
+class StreamNotProvisioned(CodedError):
+    """The control plane has no current history epoch for the catalog: provision it first (503 UNAVAILABLE)."""
 
     code = "STREAM_NOT_PROVISIONED"
+    status = 503
+    http_code = "UNAVAILABLE"
 
 
 @dataclass(frozen=True, slots=True)
