@@ -18,12 +18,11 @@ from prw_platform.product.progress import StreamProgress
 from prw_platform.resolver import reports as resolver
 from prw_platform.resolver.intake import receipts
 from prw_platform.resolver.intake.fleet import CollectorStatus, FleetPolicy, fleet_status
-from prw_platform.resolver.intake.receipts import Receipt, TenantReceipt
+from prw_platform.resolver.intake.receipts import TenantReceipt
 from prw_platform.resolver.intake.workers import LeaseState
 from prw_platform.resolver.reports import (
     CaptureCounts,
     CatalogFileCounts,
-    CollectorRow,
     DecisionRow,
     EventRow,
     ReplaySummaryRow,
@@ -158,14 +157,12 @@ class OperatorReports:
 
 __all__ = [
     "CaptureCounts",
-    "CollectorRow",
     "CollectorStatus",
     "DecisionRow",
     "EventRow",
     "FleetPolicy",
     "LeaseState",
     "OperatorReports",
-    "Receipt",
     "ResolutionRow",
     "ReviewCaseRow",
     "StreamGap",

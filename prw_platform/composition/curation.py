@@ -28,13 +28,20 @@ class CurationServices(ResolverServices):
     @cached_property
     def catalog_files(self) -> CatalogFiles:
         """Pictures of items and product classes through the managed file pipeline (the admin origin)."""
-        http = httpx.Client(timeout=self.file_settings.url_timeout_seconds)
+        s = self.settings
+        settings = FileSettings(
+            bucket=s.catalog_files_bucket,
+            url_allow=tuple(s.catalog_file_url_allow),
+            max_bytes=s.catalog_file_max_bytes,
+            cleanup_delay=timedelta(seconds=s.catalog_file_cleanup_delay_seconds),
+        )
+        http = httpx.Client(timeout=settings.url_timeout_seconds)
         self._opened.callback(http.close)
         return CatalogFiles(
             self.resolver_api_db,
             self.store,
             self.clock,
-            self.file_settings,
+            settings,
             http=http,
             cleanup_queue=build_queue(self.settings, CATALOG_FILE_CLEANUP.name, db=self.resolver_api_db),
             streams=self.streams,
@@ -51,16 +58,6 @@ class CurationServices(ResolverServices):
         """The cleanup consumer: settles each file in its tenant (resolver_app)."""
         queue = build_queue(self.settings, CATALOG_FILE_CLEANUP.name, db=self.resolver_db)
         return FileCleanup(self.resolver_db, queue, self.store, self.clock, self.retry)
-
-    @cached_property
-    def file_settings(self) -> FileSettings:
-        s = self.settings
-        return FileSettings(
-            bucket=s.catalog_files_bucket,
-            url_allow=tuple(s.catalog_file_url_allow),
-            max_bytes=s.catalog_file_max_bytes,
-            cleanup_delay=timedelta(seconds=s.catalog_file_cleanup_delay_seconds),
-        )
 
     # -- Improvements and replays. ---------------------------------------------------------------------------
     @cached_property

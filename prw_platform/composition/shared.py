@@ -183,7 +183,6 @@ class Shared:
             failed_file_alert_after=timedelta(seconds=s.catalog_file_failed_alert_seconds),
         )
 
-    # -- Lifecycle. -------------------------------------------------------------------------------------------
     def close(self) -> None:
         self._opened.close()
 
