@@ -3,7 +3,8 @@
 Scope comes from the deployment, never from the request: public reads carry no identity (if_product_query
 Authentication), so no caller can pick a tenant (INV-06). Built by the composition root
 (``Platform.public_catalog``) over ``product_app`` with the API's statement timeout, the installed profiles'
-query vocabulary (classes, values with units) and the deployment's cursor key.
+query vocabulary (classes, values with units) and the deployment's cursor key. Every read is one statement
+(``read.OneRead``, composed by ``store``), run here on ``db``.
 """
 
 from __future__ import annotations
