@@ -205,8 +205,8 @@ def default_stages() -> StageRegistry[Platform]:
             ),
             Stage(
                 GAPS,
-                "Close stream gaps (lost or dead-lettered deliveries) from the resolver's export stream (issue 9,"
-                " AW-04).",
+                "Close stream gaps (lost or dead-lettered deliveries) from the resolver's export stream"
+                " (AW-04).",
                 service=lambda p: p.gap_closer,
                 run_batch=_close_gaps,
                 batch_size=10,
@@ -215,7 +215,7 @@ def default_stages() -> StageRegistry[Platform]:
             Stage(
                 PROGRESS,
                 "Report the live consumer's durable contiguous progress to resolver retention control, after the"
-                " apply commit (issue 10, if_accepted_change).",
+                " apply commit (if_accepted_change).",
                 service=lambda p: p.progress_reporter,
                 run_batch=_report_progress,
                 batch_size=50,
@@ -224,7 +224,7 @@ def default_stages() -> StageRegistry[Platform]:
             Stage(
                 PRUNE,
                 "AW-03 Prune: delete the contiguous prefix of published, aged outbox events no live consumer and no"
-                " unexpired rebuild lease still needs (issue 10).",
+                " unexpired rebuild lease still needs.",
                 service=lambda p: p.pruner,
                 run_batch=_prune,
                 batch_size=100_000,  # outbox rows, in transactions of ``retention.PRUNE_CHUNK``
@@ -247,7 +247,7 @@ def default_stages() -> StageRegistry[Platform]:
                 REBUILD_CLEANUP,
                 "Drop the projection generations finished product rebuilds left (the replaced one after a cutover,"
                 " a failed rebuild's own), once they are older than PRW_REBUILD_CLEANUP_AFTER_SECONDS; never the"
-                " serving generation (issue 10, if_projection_bootstrap).",
+                " serving generation (if_projection_bootstrap).",
                 service=lambda p: p.rebuild_cleanup,
                 run_batch=_clean_up_rebuilds,
                 batch_size=2,

@@ -129,7 +129,7 @@ class HttpExportSource:
 
     def report_progress(self, stream: StreamKey, consumer: str, position: int) -> int:
         """``POST /v1/exports/progress``: the live consumer's durable position, reported after its commit
-        (issue 10, ``retention_report``); the position the resolver acknowledges."""
+        (``retention_report``); the position the resolver acknowledges."""
         body = {
             "history_epoch": stream.history_epoch,
             "catalog_id": stream.catalog_id,

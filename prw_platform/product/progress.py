@@ -231,7 +231,7 @@ def _applied_positions(conn: Connection, tenant_id: str) -> dict[tuple[str, str]
     return {(row.catalog_id, row.history_epoch): row.contiguous_position for row in rows}
 
 
-# -- Reports to resolver retention control (issue 10, ``retention_report``). -----------------------------------
+# -- Reports to resolver retention control (``retention_report``). ---------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)

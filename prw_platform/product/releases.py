@@ -70,7 +70,7 @@ def apply_release(
 
 
 def _publish_merchants(conn: Connection, scope: ProjectedScope, release: ReleasePayload) -> None:
-    """Merchants, source bindings and shipping policies the release publishes, from its snapshot (issue 9)."""
+    """Merchants, source bindings and shipping policies the release publishes, from its snapshot."""
     publication = release.publication_revision
     for merchant in release.merchants:
         fields = public_merchant_fields(_snapshot(merchant.fields))
@@ -94,7 +94,7 @@ def _publish_merchants(conn: Connection, scope: ProjectedScope, release: Release
 
 def _publish_pictures(conn: Connection, scope: ProjectedScope, release: ReleasePayload) -> None:
     """Item pictures and product classes the release publishes, and the deleted classes it removes, from its
-    snapshot (seed 004, issue 13 item 5): a picture saved after the release was authorized stays private, and the
+    snapshot (seed 004): a picture saved after the release was authorized stays private, and the
     public one keeps serving until a later release names the new one."""
     publication = release.publication_revision
     for pictures in release.item_pictures:

@@ -51,7 +51,7 @@ class CatalogSpec:
     tenant_id: str
     catalog_id: str
     name: str
-    #: issue 3: "automatic" releases every decision that changes public state; "manual" waits for an operator.
+    #: "automatic" releases every decision that changes public state; "manual" waits for an operator.
     release_policy: ReleasePolicy = "manual"
     sources: tuple[SourceSpec, ...] = ()
     tenant_name: str | None = None

@@ -1,5 +1,5 @@
 """Bodies of the admin origin's catalog routes: retiring an item and provisioning merchants, source bindings and
-shipping policies (issue 9 item 2, INV-07). Each write is an AW-01 decision with the operator as actor."""
+shipping policies (INV-07). Each write is an AW-01 decision with the operator as actor."""
 
 from __future__ import annotations
 

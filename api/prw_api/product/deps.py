@@ -7,7 +7,7 @@ the attribute's canonical value and unit: 1 TB matches 1000 GB), ``facets`` (att
 silently ignored would answer a different question than the one asked.
 
 The item query is read by ``item_query_of`` in one pass over the query string, not by FastAPI's per-parameter
-dependency solving (issue 9 item 5: that took about a fifth of a list request's CPU); ``ITEM_QUERY_OPENAPI``
+dependency solving (a large share of a list request's CPU: bench/README.md); ``ITEM_QUERY_OPENAPI``
 documents the same parameters, with the same schemas, that the checks below enforce.
 """
 

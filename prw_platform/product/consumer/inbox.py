@@ -69,7 +69,7 @@ def known(
     # into a plain join, which it plans as a hash join over the stream), so that the plan cannot depend on
     # statistics that lag a fast-growing inbox. ``= ANY(...)`` on the unique indexes' last column was planned as an
     # index scan on the stream's prefix with a filter (statistics said the stream had one row), reading the whole
-    # stream's inbox for every batch (bench/bench_apply.py: 27 ms per probe at 10,000 rows). For the same reason both
+    # stream's inbox for every batch (bench/README.md, "Apply under disorder"). For the same reason both
     # halves compare the inbox's ``event_key`` / ``position_key`` (migration 0025), not equalities on the stream and
     # the id or position: those made each unique index's exact match tie with a scan of the other unique index's
     # stream prefix on an inbox whose statistics were taken while it was empty, and a tie may go either way (the

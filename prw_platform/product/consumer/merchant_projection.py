@@ -1,5 +1,5 @@
 """The internal projection of merchants, source → merchant bindings and shipping policies (full state per revision,
-like ``projection.py`` for items), and the inventory observation history (issue 9 item 2).
+like ``projection.py`` for items), and the inventory observation history.
 
 ``inventory_observation`` keeps one row per listing revision observed (price, currency, availability,
 observed_at): its aggregate is the observation itself, (listing, listing revision), immutable once recorded. An

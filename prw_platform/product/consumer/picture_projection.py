@@ -1,4 +1,4 @@
-"""The internal projection of item pictures and product classes (seed 004, issue 13 item 5): the full state of each
+"""The internal projection of item pictures and product classes (seed 004): the full state of each
 ``item_pictures`` and ``product_class`` aggregate at its applied revision, per generation, like ``projection.py``
 for items. Never served publicly: the public API serves what a release copied into ``public_item_pictures`` and
 ``public_class`` (``public_store``).

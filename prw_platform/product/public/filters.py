@@ -28,11 +28,11 @@ _TERM = """concat_ws(' ', i.fields->>'title', i.fields->>'brand', i.fields->'ide
 # attributes can match (``public_item.attribute_keys``, computed from ``fields`` by PostgreSQL when the row is
 # written; migration 0023 describes the keys) with the keys of the filter's text, built here by
 # ``attribute_filter_keys``, the Python twin of the migration's ``product.attribute_key`` (a test compares the two
-# on generated values). Sent as one array parameter: built in SQL per statement they cost 0.1 ms of backend CPU
-# per list request (four function calls and a numeric cast in an InitPlan, of 0.4 ms for the whole benchmark
-# page). The coalesce keeps the planner's estimate of the old per-row comparison: a bare overlap with a parameter
+# on generated values). Sent as one array parameter: built in SQL per statement they were a visible share of a
+# list request's backend CPU (four function calls and a numeric cast in an InitPlan; bench/README.md). The
+# coalesce keeps the planner's estimate of the old per-row comparison: a bare overlap with a parameter
 # is estimated at 0.5 % of the rows, and the generic plan then read every released item and sorted them instead of
-# walking the item-id order until a page is full (2.1 against 0.7 ms of backend CPU for the benchmark's page).
+# walking the item-id order until a page is full (bench/README.md).
 _ATTRIBUTE = "coalesce(i.attribute_keys && {keys}::text[], false)"
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 _CLASS_KEY = "i.fields->'attributes'->{key}->>'value' = ANY({allowed}::text[])"

@@ -1,4 +1,4 @@
-"""Product rebuild into an isolated generation (issue 10 item 3; seed 003 if_projection_bootstrap): see
+"""Product rebuild into an isolated generation (seed 003 if_projection_bootstrap): see
 ``service``."""
 
 from prw_platform.product.rebuild.client import HttpSnapshotSource, RebuildRefused, SnapshotSource

@@ -1,4 +1,4 @@
-"""The ``rebuild-cleanup`` stage (issue 10): drop the projection generations finished rebuilds left, the replaced
+"""The ``rebuild-cleanup`` stage: drop the projection generations finished rebuilds left, the replaced
 one after a cutover, a failed or abandoned rebuild's own, never the serving generation nor one an active rebuild
 loads.
 

@@ -1,4 +1,4 @@
-"""Product rebuild (issue 10 item 3; seed 003 if_projection_bootstrap Delivery, step by step):
+"""Product rebuild (seed 003 if_projection_bootstrap Delivery, step by step):
 
 1. **Request and wait**: ``POST /v1/exports/snapshots`` (an Idempotency-Key per rebuild), poll until ready.
 2. **Load shadow**: into generation ``serving_generation + 1``, never served until the cutover, with the exported

@@ -516,7 +516,7 @@ def active_item_summaries(
 
 
 def active_items(conn: Connection, tenant_id: str, catalog_id: str) -> list[ItemState]:
-    """Every active item of the catalog at its current revision (an operator release, issue 8)."""
+    """Every active item of the catalog at its current revision (an operator release)."""
     return items_with_status(conn, tenant_id, catalog_id, "active")
 
 

@@ -1,4 +1,4 @@
-"""Errors of the improvement lifecycle (issue 12), each with the status and code the admin origin answers."""
+"""Errors of the improvement lifecycle, each with the status and code the admin origin answers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The review console (issue 8 item 6): server-rendered pages on the admin origin, under ``/console``.
+"""The review console: server-rendered pages on the admin origin, under ``/console``.
 
 Jinja2 templates, one small CSS file and one small script for the keyboard shortcuts; no build step, no
 framework. The pages use the admin origin's session cookie, its roles and its CSRF token, and decide through the

@@ -39,7 +39,7 @@ def error_page(request: Request, status: int, code: str, message: str) -> Respon
 
 
 class ConsoleRoute(PlatformRoute):
-    """Console routes (the platform's request parsing, issue 6): a missing or expired session goes to the login,
+    """Console routes (the platform's request parsing): a missing or expired session goes to the login,
     a refusal is an error page."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:

@@ -1,4 +1,4 @@
-"""The console's improvement pages (issue 12 item 1), outside the OpenAPI contract, over the service the JSON
+"""The console's improvement pages, outside the OpenAPI contract, over the service the JSON
 routes use (``POST/GET /v1/improvements``, ``.../approve``, ``.../abandon``):
 
 - ``GET /console/improvements``: the list (newest first, by status) and, for operator_admin, the form that

@@ -1,4 +1,4 @@
-"""The console's operations pages (issue 8 item 6), outside the OpenAPI contract, each drawn from the service its
+"""The console's operations pages, outside the OpenAPI contract, each drawn from the service its
 JSON route uses:
 
 - ``GET /console/fleet``: the collector fleet (``GET /v1/workers``), silent and failing instances first;

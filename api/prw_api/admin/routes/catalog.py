@@ -1,4 +1,4 @@
-"""Catalog administration on the admin origin (issue 9 item 2, INV-07): retire an item; provision a merchant,
+"""Catalog administration on the admin origin (INV-07): retire an item; provision a merchant,
 bind a source to it, accept its shipping policy.
 
 Role operator_admin in the active tenant, with the session's CSRF token. Each write is an AW-01 decision with the

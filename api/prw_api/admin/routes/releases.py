@@ -1,4 +1,4 @@
-"""Releases (issue 8 item 4): ``POST /v1/releases`` and ``PUT /v1/catalogs/{catalog_id}/release-policy``.
+"""Releases: ``POST /v1/releases`` and ``PUT /v1/catalogs/{catalog_id}/release-policy``.
 
 Role operator_admin in the active tenant, with the session's CSRF token. Each is an AW-01 decision recorded with
 the operator as actor and a rationale. A release authorizes everything accepted and not yet released (201);

@@ -1,4 +1,4 @@
-"""Snapshot exports for the product principal (issue 10 item 2; if_projection_bootstrap): POST
+"""Snapshot exports for the product principal (if_projection_bootstrap): POST
 /v1/exports/snapshots (Idempotency-Key -> the same export_id; 202 pending), GET /v1/exports/snapshots/{id} (202
 pending, then 200 with the ready manifest and signed object links), the signed object itself, and the lease
 renewal a rebuild calls throughout export, load and catch-up, and its release after the cutover. Scope exports:read; tenant and catalog from the
