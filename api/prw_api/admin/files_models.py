@@ -12,11 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from prw_api.ids import ClassId, FileId
 from prw_platform.services import (
     ArtifactSource,
-    CatalogFile,
-    ClassView,
     ExistingFile,
-    FileView,
-    ItemPictures,
     PictureSource,
     UploadSource,
     UrlSource,
@@ -93,40 +89,27 @@ class ClassUpdateBody(BaseModel):
 
 
 class FileOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     file_id: str
     state: str
     media_type: str
     size_bytes: int
     sha256: str
 
-    @classmethod
-    def of(cls, view: FileView) -> FileOut:
-        return cls(
-            file_id=view.file_id,
-            state=view.state,
-            media_type=view.media_type,
-            size_bytes=view.size_bytes,
-            sha256=view.sha256,
-        )
-
 
 class ItemPicturesOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     item_id: str
     catalog_id: str
     main: FileOut | None
     gallery: list[FileOut]
 
-    @classmethod
-    def of(cls, pictures: ItemPictures) -> ItemPicturesOut:
-        return cls(
-            item_id=pictures.item_id,
-            catalog_id=pictures.catalog_id,
-            main=FileOut.of(pictures.main) if pictures.main else None,
-            gallery=[FileOut.of(g) for g in pictures.gallery],
-        )
-
 
 class ClassOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     class_id: str
     catalog_id: str
     name: str
@@ -135,18 +118,6 @@ class ClassOut(BaseModel):
     created_at: datetime
     updated_at: datetime
 
-    @classmethod
-    def of(cls, view: ClassView) -> ClassOut:
-        return cls(
-            class_id=view.class_id,
-            catalog_id=view.catalog_id,
-            name=view.name,
-            picture=FileOut.of(view.picture) if view.picture else None,
-            members=view.members,
-            created_at=view.created_at,
-            updated_at=view.updated_at,
-        )
-
 
 class ClassList(BaseModel):
     classes: list[ClassOut]
@@ -154,6 +125,8 @@ class ClassList(BaseModel):
 
 class ManagedFileOut(BaseModel):
     """A managed file as an operator reviews it (seed 004 failed: "retains a failure reason for operator review")."""
+
+    model_config = ConfigDict(from_attributes=True)
 
     file_id: str
     catalog_id: str
@@ -165,21 +138,6 @@ class ManagedFileOut(BaseModel):
     failed_receives: int
     failure_reason: str | None
     state_changed_at: datetime
-
-    @classmethod
-    def of(cls, found: CatalogFile) -> ManagedFileOut:
-        return cls(
-            file_id=found.file_id,
-            catalog_id=found.catalog_id,
-            state=found.state,
-            origin=found.origin,
-            media_type=found.media_type,
-            size_bytes=found.size_bytes,
-            sha256=found.sha256,
-            failed_receives=found.failed_receives,
-            failure_reason=found.failure_reason,
-            state_changed_at=found.state_changed_at,
-        )
 
 
 class ManagedFileList(BaseModel):

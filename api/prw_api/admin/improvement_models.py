@@ -89,6 +89,8 @@ class TransitionBody(BaseModel):
 
 
 class TransitionView(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     from_status: ImprovementStatus | None
     to_status: ImprovementStatus
     actor: str
@@ -130,17 +132,8 @@ class ImprovementDetail(BaseModel):
             created_at=i.created_at,
             captures=record.captures,
             sample_capture_ids=list(record.sample),
-            transitions=[
-                TransitionView(
-                    from_status=t.from_status,
-                    to_status=t.to_status,
-                    actor=t.actor,
-                    rationale=t.rationale,
-                    at=t.at,
-                )
-                for t in record.transitions
-            ],
-            replays=[ReplaySummary.of(r) for r in replays or []],
+            transitions=[TransitionView.model_validate(t) for t in record.transitions],
+            replays=[ReplaySummary.model_validate(r) for r in replays or []],
         )
 
 
@@ -154,6 +147,8 @@ class ReplayBody(BaseModel):
 
 
 class ReplaySummary(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     replay_id: str
     improvement_id: str
     mode: Literal["dry_run", "apply"]
@@ -169,26 +164,10 @@ class ReplaySummary(BaseModel):
     created_at: datetime
     completed_at: datetime | None
 
-    @classmethod
-    def of(cls, replay: Any) -> ReplaySummary:
-        return cls(
-            replay_id=replay.replay_id,
-            improvement_id=replay.improvement_id,
-            mode=replay.mode,
-            status=replay.status,
-            pins=replay.pins,
-            captures=replay.captures,
-            enqueued=replay.enqueued,
-            settled=replay.settled,
-            changed=replay.changed,
-            failed=replay.failed,
-            requested_by=replay.requested_by,
-            created_at=replay.created_at,
-            completed_at=replay.completed_at,
-        )
-
 
 class ReplayCaptureView(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     capture_id: str
     status: Literal["diffed", "failed"]
     outcome_changed: bool
@@ -204,18 +183,9 @@ class ReplayDetail(ReplaySummary):
 
     @classmethod
     def of_view(cls, view: ReplayView) -> ReplayDetail:
-        base = ReplaySummary.of(view.replay).model_dump()
+        base = ReplaySummary.model_validate(view.replay).model_dump()
         return cls(
             **base,
             summary=view.summary,
-            changed_captures=[
-                ReplayCaptureView(
-                    capture_id=c.capture_id,
-                    status=c.status,  # type: ignore[arg-type]
-                    outcome_changed=c.outcome_changed,
-                    diff=c.diff,
-                    error=c.error,
-                )
-                for c in view.changed
-            ],
+            changed_captures=[ReplayCaptureView.model_validate(c) for c in view.changed],
         )

@@ -13,14 +13,10 @@ from prw_platform.services import (
     CollectorStatus,
     DecisionDetail,
     DecisionEvent,
-    Improvement,
-    ImprovementPage,
     ImprovementStatus,
     ReleaseAuthorized,
     ReleasePolicyChange,
-    TenantReceipt,
 )
-from prw_platform.services import DryRun as CoreDryRun
 
 _ADAPTER = rf"^({AUTO}|pa_[a-z0-9_]{{1,100}}@[0-9]+\.[0-9]+\.[0-9]+)$"
 
@@ -256,6 +252,8 @@ class WorkerList(BaseModel):
 class OperatorReceipt(BaseModel):
     """if_receipt_get for operators: any receipt of the active tenant. ``accepted`` never means applied."""
 
+    model_config = ConfigDict(from_attributes=True)
+
     receipt_id: str
     capture_id: str
     status: str
@@ -264,22 +262,11 @@ class OperatorReceipt(BaseModel):
     reason: str | None
     status_changed_at: datetime | None
 
-    @classmethod
-    def of(cls, found: TenantReceipt) -> OperatorReceipt:
-        receipt = found.receipt
-        return cls(
-            receipt_id=receipt.receipt_id,
-            capture_id=receipt.capture_id,
-            status=receipt.status,
-            received_at=receipt.received_at,
-            instance_id=receipt.instance_id,
-            reason=receipt.reason,
-            status_changed_at=receipt.status_changed_at,
-        )
-
 
 # -- GET /v1/improvements. --------------------------------------------------------------------------------------
 class ImprovementView(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     improvement_id: str
     catalog_id: str
     adapter_version: str | None
@@ -290,31 +277,13 @@ class ImprovementView(BaseModel):
     created_by: str
     created_at: datetime
 
-    @classmethod
-    def of(cls, improvement: Improvement) -> ImprovementView:
-        return cls(
-            improvement_id=improvement.improvement_id,
-            catalog_id=improvement.catalog_id,
-            adapter_version=improvement.adapter_version,
-            profile_version=improvement.profile_version,
-            definition_version=improvement.definition_version,
-            selection=improvement.selection,
-            status=improvement.status,
-            created_by=improvement.created_by,
-            created_at=improvement.created_at,
-        )
-
 
 class ImprovementList(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     improvements: list[ImprovementView]
     #: Pass as ``after`` for the next page; null on the last page.
     next_cursor: str | None
-
-    @classmethod
-    def of(cls, page: ImprovementPage) -> ImprovementList:
-        return cls(
-            improvements=[ImprovementView.of(i) for i in page.improvements], next_cursor=page.next_cursor
-        )
 
 
 # -- POST /v1/resolve. ------------------------------------------------------------------------------------------
@@ -330,6 +299,8 @@ class ResolveBody(BaseModel):
 
 
 class DryRunView(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     dry_run: Literal[True] = True
     capture_id: str
     catalog_id: str
@@ -347,7 +318,3 @@ class DryRunView(BaseModel):
     #: ``would_decide`` (map_listing, create_item_and_map, open_review_case) and the rule's reasons.
     identity: dict[str, Any]
     writes: Literal[0] = 0
-
-    @classmethod
-    def of(cls, run: CoreDryRun) -> DryRunView:
-        return cls.model_validate(run, from_attributes=True)

@@ -5,23 +5,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
-from prw_platform.services import (
-    Candidate,
-    CaseSummary,
-    CaseView,
-    EvidenceLink,
-    HistoryEntry,
-    LlmAdvice,
-    LlmProposal,
-    ReviewPage,
-)
+from prw_platform.services import CaseView, EvidenceLink
 
 CaseStatus = Literal["awaiting_human", "decided", "dismissed"]
 
 
 class ReviewCaseSummary(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     case_id: str
     catalog_id: str
     kind: str
@@ -37,13 +30,11 @@ class ReviewCaseSummary(BaseModel):
     created_at: datetime
     updated_at: datetime
 
-    @classmethod
-    def of(cls, case: CaseSummary) -> ReviewCaseSummary:
-        return cls(**{name: getattr(case, name) for name in cls.model_fields})
-
 
 class ReviewCountsBody(BaseModel):
     """Over every case matching the filters, not only this page."""
+
+    model_config = ConfigDict(from_attributes=True)
 
     total: int
     status: dict[str, int]
@@ -51,19 +42,12 @@ class ReviewCountsBody(BaseModel):
 
 
 class ReviewPageBody(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     cases: list[ReviewCaseSummary]
     #: Pass as ``cursor`` with the same filters for the next page; null on the last page.
     next_cursor: str | None
     counts: ReviewCountsBody
-
-    @classmethod
-    def of(cls, page: ReviewPage) -> ReviewPageBody:
-        counts = page.counts
-        return cls(
-            cases=[ReviewCaseSummary.of(case) for case in page.cases],
-            next_cursor=page.next_cursor,
-            counts=ReviewCountsBody(total=counts.total, status=counts.status, kind=counts.kind),
-        )
 
 
 class ClaimBody(BaseModel):
@@ -90,6 +74,8 @@ class ProblemBody(BaseModel):
 
 
 class CandidateItemBody(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     status: str
     title: str | None
     brand: str | None
@@ -97,6 +83,8 @@ class CandidateItemBody(BaseModel):
 
 
 class CandidateBody(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     rank: int
     item_id: str
     score: float
@@ -104,26 +92,10 @@ class CandidateBody(BaseModel):
     #: The item as the catalog has it now; null when it no longer exists.
     item: CandidateItemBody | None
 
-    @classmethod
-    def of(cls, candidate: Candidate) -> CandidateBody:
-        card = candidate.item
-        item = (
-            CandidateItemBody(
-                status=card.status, title=card.title, brand=card.brand, identifiers=card.identifiers
-            )
-            if card
-            else None
-        )
-        return cls(
-            rank=candidate.rank,
-            item_id=candidate.item_id,
-            score=candidate.score,
-            reason=candidate.reason,
-            item=item,
-        )
-
 
 class ExcerptBody(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     text: str
     truncated: bool
 
@@ -150,6 +122,8 @@ class EvidenceLinkBody(BaseModel):
 
 
 class HistoryEntryBody(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     decision_id: str
     action: str
     review_action: str | None
@@ -158,10 +132,6 @@ class HistoryEntryBody(BaseModel):
     case_revision: int | None
     item_id: str | None
     created_at: datetime
-
-    @classmethod
-    def of(cls, entry: HistoryEntry) -> HistoryEntryBody:
-        return cls(**{name: getattr(entry, name) for name in cls.model_fields})
 
 
 class ProposedClaimBody(BaseModel):
@@ -174,6 +144,8 @@ class LlmProposalBody(BaseModel):
     """Claims a model proposed for a capture no adapter could read (if_llm_extract): a proposal for the
     reviewer, never a fact (DEC-02)."""
 
+    model_config = ConfigDict(from_attributes=True)
+
     advisory: Literal[True] = True
     status: str
     prompt_version: str
@@ -184,22 +156,11 @@ class LlmProposalBody(BaseModel):
     error: str | None
     created_at: datetime
 
-    @classmethod
-    def of(cls, proposal: LlmProposal) -> LlmProposalBody:
-        return cls(
-            status=proposal.status,
-            prompt_version=proposal.prompt_version,
-            model_id=proposal.model_id,
-            artifact_sha256=proposal.artifact_sha256,
-            claims=[ProposedClaimBody(**claim) for claim in proposal.claims],
-            diagnostics=proposal.diagnostics,
-            error=proposal.error,
-            created_at=proposal.created_at,
-        )
-
 
 class LlmAdviceBody(BaseModel):
     """A model's recommendation on the case at one revision (if_llm_review); ``advisory`` is always true."""
+
+    model_config = ConfigDict(from_attributes=True)
 
     advisory: Literal[True] = True
     status: str
@@ -209,18 +170,6 @@ class LlmAdviceBody(BaseModel):
     recommendation: dict[str, Any] | None
     error: str | None
     created_at: datetime
-
-    @classmethod
-    def of(cls, advice: LlmAdvice) -> LlmAdviceBody:
-        return cls(
-            status=advice.status,
-            case_revision=advice.case_revision,
-            prompt_version=advice.prompt_version,
-            model_id=advice.model_id,
-            recommendation=advice.recommendation,
-            error=advice.error,
-            created_at=advice.created_at,
-        )
 
 
 class ReviewCaseBody(BaseModel):
@@ -275,12 +224,10 @@ class ReviewCaseBody(BaseModel):
             attributes=[AttributeBody(**attribute) for attribute in view.attributes],
             problems=[ProblemBody(**problem) for problem in view.problems],
             error=view.error,
-            candidates=[CandidateBody.of(candidate) for candidate in view.candidates],
-            excerpt=ExcerptBody(text=view.excerpt.text, truncated=view.excerpt.truncated)
-            if view.excerpt
-            else None,
+            candidates=[CandidateBody.model_validate(candidate) for candidate in view.candidates],
+            excerpt=ExcerptBody.model_validate(view.excerpt) if view.excerpt else None,
             evidence=[EvidenceLinkBody.of(link) for link in view.evidence],
-            history=[HistoryEntryBody.of(entry) for entry in view.history],
-            llm_proposals=[LlmProposalBody.of(p) for p in view.proposals],
-            llm_advice=[LlmAdviceBody.of(a) for a in view.advice],
+            history=[HistoryEntryBody.model_validate(entry) for entry in view.history],
+            llm_proposals=[LlmProposalBody.model_validate(p) for p in view.proposals],
+            llm_advice=[LlmAdviceBody.model_validate(a) for a in view.advice],
         )

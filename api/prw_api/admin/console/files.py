@@ -49,10 +49,10 @@ def retry_cleanup(
     except CatalogFileError as error:
         problem = {"code": error.code, "message": str(error)}
         return _page(request, access, status_code=error.status, problem=problem)
-    return _page(request, access, retried=ManagedFileOut.of(retried))
+    return _page(request, access, retried=ManagedFileOut.model_validate(retried))
 
 
 def _page(request: Request, access: Access, *, status_code: int = 200, **extra: Any) -> Response:
-    failed = [ManagedFileOut.of(f) for f in _files(request).failed_files(access.tenant_id)]
+    failed = [ManagedFileOut.model_validate(f) for f in _files(request).failed_files(access.tenant_id)]
     context = {**common_context(access, "files"), "failed": failed, **extra}
     return page(request, "files.html", context, status_code=status_code)

@@ -65,7 +65,7 @@ def _source(body: PictureBody | None) -> PictureSource | None:
     responses=_errors(404, 422),
 )
 def get_item_pictures(item_id: ItemId, access: ViewerDep, request: Request) -> ItemPicturesOut:
-    return ItemPicturesOut.of(_files(request).item_pictures(access.tenant_id, item_id))
+    return ItemPicturesOut.model_validate(_files(request).item_pictures(access.tenant_id, item_id))
 
 
 @router.put(
@@ -80,7 +80,7 @@ def set_item_pictures(
     main = _source(body.main)
     gallery = [source for g in body.gallery if (source := _source(g)) is not None]
     saved = _files(request).save_item_pictures(access.tenant_id, item_id, main, gallery, actor=access.actor)
-    return ItemPicturesOut.of(saved)
+    return ItemPicturesOut.model_validate(saved)
 
 
 @router.get(
@@ -91,7 +91,9 @@ def set_item_pictures(
 )
 def list_classes(catalog_id: CatalogId, access: ViewerDep, request: Request) -> ClassList:
     return ClassList(
-        classes=[ClassOut.of(c) for c in _files(request).list_classes(access.tenant_id, catalog_id)]
+        classes=[
+            ClassOut.model_validate(c) for c in _files(request).list_classes(access.tenant_id, catalog_id)
+        ]
     )
 
 
@@ -114,7 +116,7 @@ def create_class(
         members=body.members,
         actor=access.actor,
     )
-    return ClassOut.of(created)
+    return ClassOut.model_validate(created)
 
 
 @router.get(
@@ -124,7 +126,7 @@ def create_class(
     responses=_errors(404, 422),
 )
 def get_class(class_id: ClassId, access: ViewerDep, request: Request) -> ClassOut:
-    return ClassOut.of(_files(request).get_class(access.tenant_id, class_id))
+    return ClassOut.model_validate(_files(request).get_class(access.tenant_id, class_id))
 
 
 @router.patch(
@@ -140,7 +142,7 @@ def update_class(
     updated = _files(request).update_class(
         access.tenant_id, class_id, name=body.name, picture=picture, members=body.members, actor=access.actor
     )
-    return ClassOut.of(updated)
+    return ClassOut.model_validate(updated)
 
 
 @router.get(
@@ -151,7 +153,7 @@ def update_class(
 )
 def list_failed_files(access: ViewerDep, request: Request) -> ManagedFileList:
     return ManagedFileList(
-        files=[ManagedFileOut.of(f) for f in _files(request).failed_files(access.tenant_id)]
+        files=[ManagedFileOut.model_validate(f) for f in _files(request).failed_files(access.tenant_id)]
     )
 
 
@@ -162,7 +164,9 @@ def list_failed_files(access: ViewerDep, request: Request) -> ManagedFileList:
     responses=_errors(404, 409, 422),
 )
 def retry_file_cleanup(file_id: FileId, access: AdminWriteDep, request: Request) -> ManagedFileOut:
-    return ManagedFileOut.of(_files(request).retry_cleanup(access.tenant_id, file_id, actor=access.actor))
+    return ManagedFileOut.model_validate(
+        _files(request).retry_cleanup(access.tenant_id, file_id, actor=access.actor)
+    )
 
 
 @router.delete(

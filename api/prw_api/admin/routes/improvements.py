@@ -133,7 +133,9 @@ def create_replay(
 ) -> ReplaySummary:
     """if_replay_job: one resolution.replay.v1 message per selected capture; dry run unless ``mode: apply``."""
     mode = body.mode if body is not None else "dry_run"
-    return ReplaySummary.of(replays.request(access.tenant_id, improvement_id, mode, access.actor).replay)
+    return ReplaySummary.model_validate(
+        replays.request(access.tenant_id, improvement_id, mode, access.actor).replay
+    )
 
 
 @router.get(

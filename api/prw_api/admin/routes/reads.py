@@ -73,7 +73,7 @@ def list_workers(access: ViewerDep, reads: ReadsDep) -> WorkerList:
 def get_receipt(
     receipt_id: Annotated[str, Path(min_length=1, max_length=200)], access: ViewerDep, reads: ReadsDep
 ) -> OperatorReceipt:
-    return OperatorReceipt.of(reads.receipt(access.tenant_id, receipt_id))
+    return OperatorReceipt.model_validate(reads.receipt(access.tenant_id, receipt_id).receipt)
 
 
 @router.get(
@@ -93,7 +93,7 @@ def list_improvements(
         page = reads.improvements(access.tenant_id, limit=limit, after=after, status=status)
     except InvalidPageCursor as error:
         raise ApiError(422, _VALIDATION_FAILED, str(error)) from error
-    return ImprovementList.of(page)
+    return ImprovementList.model_validate(page)
 
 
 @router.post(
@@ -105,4 +105,4 @@ def dry_run_resolve(body: ResolveBody, access: AdminDep, reads: ReadsDep) -> Dry
         run = reads.dry_run(access.tenant_id, request)
     except UnknownAdapterVersion as error:
         raise ApiError(422, error.code, str(error)) from error
-    return DryRunView.of(run)
+    return DryRunView.model_validate(run)

@@ -36,7 +36,7 @@ def list_review_cases(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> ReviewPageBody:
     filters = ReviewFilters(status=status, kind=kind, source_id=source)
-    return ReviewPageBody.of(review.page(access.tenant_id, filters, cursor=cursor, limit=limit))
+    return ReviewPageBody.model_validate(review.page(access.tenant_id, filters, cursor=cursor, limit=limit))
 
 
 @router.get(
