@@ -25,7 +25,7 @@ class Decided(BaseModel):
     position: int
 
 
-class RetirementBody(BaseModel):
+class RetirementRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     catalog_id: CatalogId
@@ -55,7 +55,7 @@ class RetirementView(BaseModel):
         )
 
 
-class MerchantBody(BaseModel):
+class MerchantRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     catalog_id: CatalogId
@@ -64,7 +64,7 @@ class MerchantBody(BaseModel):
     rationale: str = Field(default="", max_length=4000)
 
 
-class SourceMerchantBody(BaseModel):
+class SourceMerchantRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     catalog_id: CatalogId
@@ -72,7 +72,7 @@ class SourceMerchantBody(BaseModel):
     rationale: str = Field(default="", max_length=4000)
 
 
-class ShippingPolicyBody(BaseModel):
+class ShippingPolicyRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     catalog_id: CatalogId

@@ -60,7 +60,7 @@ class PictureBody(BaseModel):
         return ExistingFile(self.file_id)
 
 
-class ItemPicturesBody(BaseModel):
+class ItemPicturesRequest(BaseModel):
     """The item's whole picture set: a picture left out is removed (and detached)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -69,7 +69,7 @@ class ItemPicturesBody(BaseModel):
     gallery: list[PictureBody] = Field(default_factory=list, max_length=50)
 
 
-class ClassCreateBody(BaseModel):
+class ClassCreateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     class_id: ClassId
@@ -78,7 +78,7 @@ class ClassCreateBody(BaseModel):
     members: list[str] = Field(default_factory=list, max_length=1000)
 
 
-class ClassUpdateBody(BaseModel):
+class ClassUpdateRequest(BaseModel):
     """Fields left out are unchanged; ``"picture": null`` removes the picture."""
 
     model_config = ConfigDict(extra="forbid")

@@ -51,7 +51,7 @@ class SelectionBody(BaseModel):
         )
 
 
-class ImprovementCreate(BaseModel):
+class ImprovementRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     catalog_id: CatalogId
@@ -62,7 +62,7 @@ class ImprovementCreate(BaseModel):
     rationale: str = Field(min_length=1, max_length=4000)
 
     @model_validator(mode="after")
-    def _pins(self) -> ImprovementCreate:
+    def _pins(self) -> ImprovementRequest:
         if self.adapter_version is None and self.profile_version is None and self.definition_version is None:
             raise ValueError(
                 "an improvement pins at least one of adapter_version, profile_version, definition_version"
@@ -80,7 +80,7 @@ class ImprovementCreate(BaseModel):
         )
 
 
-class TransitionBody(BaseModel):
+class TransitionRequest(BaseModel):
     """approve / abandon: why (recorded with the transition)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -138,7 +138,7 @@ class ImprovementDetail(BaseModel):
 
 
 # -- replays (if_replay_job) --------------------------------------------------------------------------------------
-class ReplayBody(BaseModel):
+class ReplayRequest(BaseModel):
     """``mode``: ``dry_run`` (the default: writes the diff and nothing else) or ``apply``."""
 
     model_config = ConfigDict(extra="forbid")

@@ -40,7 +40,7 @@ class SessionBody(BaseModel):
         )
 
 
-class TenantChoice(BaseModel):
+class TenantChoiceRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     tenant_id: str = Field(min_length=1, max_length=200)
@@ -55,7 +55,7 @@ class CreateItemBody(BaseModel):
     family: str | None = Field(default=None, min_length=1, max_length=200)
 
 
-class DecisionBody(BaseModel):
+class DecisionRequest(BaseModel):
     """if_review_decision's body. The actor is the session's operator; a body cannot name one."""
 
     model_config = ConfigDict(extra="forbid")

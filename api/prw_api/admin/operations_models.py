@@ -22,7 +22,7 @@ _ADAPTER = rf"^({AUTO}|pa_[a-z0-9_]{{1,100}}@[0-9]+\.[0-9]+\.[0-9]+)$"
 
 
 # -- Releases (issue 8 item 4). --------------------------------------------------------------------------------
-class ReleaseBody(BaseModel):
+class ReleaseRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     catalog_id: CatalogId
@@ -59,7 +59,7 @@ class ReleaseCreated(BaseModel):
         )
 
 
-class ReleasePolicyBody(BaseModel):
+class ReleasePolicyRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     release_policy: Literal["manual", "automatic"]
@@ -287,7 +287,7 @@ class ImprovementList(BaseModel):
 
 
 # -- POST /v1/resolve. ------------------------------------------------------------------------------------------
-class ResolveBody(BaseModel):
+class ResolveRequest(BaseModel):
     """if_admin_read's dry run. ``dry_run`` must be true: this route never applies anything."""
 
     model_config = ConfigDict(extra="forbid")

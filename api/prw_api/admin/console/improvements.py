@@ -27,7 +27,7 @@ from prw_api.admin.console.access import common_context, console_access, console
 from prw_api.admin.console.errors import ConsoleRoute
 from prw_api.admin.console.rendering import page
 from prw_api.admin.deps import ReadsDep, SessionsDep
-from prw_api.admin.improvement_models import ImprovementCreate, ImprovementDetail, ReplayDetail
+from prw_api.admin.improvement_models import ImprovementDetail, ImprovementRequest, ReplayDetail
 from prw_api.admin.routes.improvements import ImprovementsDep, ReplaysDep
 from prw_api.ids import ImprovementId, ReplayId
 from prw_platform.errors import ImprovementError
@@ -80,7 +80,7 @@ def create_improvement(
         "observed_to": _day(observed_to),
     }
     try:
-        body = ImprovementCreate(
+        body = ImprovementRequest(
             catalog_id=catalog_id,
             adapter_version=adapter_version or None,
             profile_version=profile_version or None,

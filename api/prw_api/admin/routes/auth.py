@@ -29,7 +29,7 @@ from prw_api.admin.deps import (
     SessionDep,
     SessionsDep,
 )
-from prw_api.admin.models import SessionBody, TenantChoice
+from prw_api.admin.models import SessionBody, TenantChoiceRequest
 from prw_api.admin.oidc import LOGIN_TTL_SECONDS, LoginState, OidcRelyingParty
 from prw_api.errors import ErrorBody
 from prw_api.routing import PlatformRoute
@@ -153,5 +153,5 @@ def get_session(session: SessionDep, sessions: SessionsDep) -> SessionBody:
 
 
 @router.put("/v1/session/tenant", operation_id="chooseTenant", response_model=SessionBody, responses=_ERRORS)
-def choose_tenant(choice: TenantChoice, session: CsrfSessionDep, sessions: SessionsDep) -> SessionBody:
+def choose_tenant(choice: TenantChoiceRequest, session: CsrfSessionDep, sessions: SessionsDep) -> SessionBody:
     return SessionBody.of(sessions.choose_tenant(session, choice.tenant_id), sessions.idle.total_seconds())

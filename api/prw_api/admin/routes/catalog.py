@@ -23,12 +23,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 
 from prw_api.admin.catalog_models import (
-    MerchantBody,
     MerchantDecision,
-    RetirementBody,
+    MerchantRequest,
+    RetirementRequest,
     RetirementView,
-    ShippingPolicyBody,
-    SourceMerchantBody,
+    ShippingPolicyRequest,
+    SourceMerchantRequest,
 )
 from prw_api.admin.deps import AdminWriteDep, DecisionsDep
 from prw_api.admin.routes.decisions import REPLAYED_HEADER
@@ -62,7 +62,7 @@ MerchantsDep = Annotated[MerchantService, Depends(get_merchants)]
 )
 def retire_item(
     item_id: ItemId,
-    body: RetirementBody,
+    body: RetirementRequest,
     access: AdminWriteDep,
     decisions: DecisionsDep,
     response: Response,
@@ -83,7 +83,7 @@ def retire_item(
     responses=_ERRORS,
 )
 def provision_merchant(
-    merchant_id: MerchantId, body: MerchantBody, access: AdminWriteDep, merchants: MerchantsDep
+    merchant_id: MerchantId, body: MerchantRequest, access: AdminWriteDep, merchants: MerchantsDep
 ) -> MerchantDecision:
     spec = MerchantSpec(merchant_id, body.name, body.url)
     return MerchantDecision.of(
@@ -100,7 +100,7 @@ def provision_merchant(
     responses=_ERRORS,
 )
 def bind_source(
-    source_id: SourceId, body: SourceMerchantBody, access: AdminWriteDep, merchants: MerchantsDep
+    source_id: SourceId, body: SourceMerchantRequest, access: AdminWriteDep, merchants: MerchantsDep
 ) -> MerchantDecision:
     return MerchantDecision.of(
         merchants.bind_source(
@@ -121,7 +121,7 @@ def bind_source(
     responses=_ERRORS,
 )
 def accept_shipping_policy(
-    merchant_id: MerchantId, body: ShippingPolicyBody, access: AdminWriteDep, merchants: MerchantsDep
+    merchant_id: MerchantId, body: ShippingPolicyRequest, access: AdminWriteDep, merchants: MerchantsDep
 ) -> MerchantDecision:
     spec = ShippingPolicySpec(merchant_id, body.currency, body.decimal_rates(), body.decimal_threshold())
     return MerchantDecision.of(

@@ -15,7 +15,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Response
 
 from prw_api.admin.deps import DecisionsDep, ReviewerWriteDep
-from prw_api.admin.models import DecisionBody, DecisionCreated
+from prw_api.admin.models import DecisionCreated, DecisionRequest
 from prw_api.errors import ErrorBody
 from prw_api.routing import PlatformRoute
 from prw_platform.services import ReviewDecision
@@ -36,7 +36,7 @@ REPLAYED_HEADER = "Idempotent-Replayed"
     },
 )
 def create_decision(
-    body: DecisionBody,
+    body: DecisionRequest,
     access: ReviewerWriteDep,
     decisions: DecisionsDep,
     response: Response,

@@ -20,12 +20,12 @@ from fastapi import APIRouter, Request, Response
 
 from prw_api.admin.deps import AdminWriteDep, ViewerDep
 from prw_api.admin.files_models import (
-    ClassCreateBody,
+    ClassCreateRequest,
     ClassList,
     ClassOut,
-    ClassUpdateBody,
-    ItemPicturesBody,
+    ClassUpdateRequest,
     ItemPicturesOut,
+    ItemPicturesRequest,
     ManagedFileList,
     ManagedFileOut,
     PictureBody,
@@ -75,7 +75,7 @@ def get_item_pictures(item_id: ItemId, access: ViewerDep, request: Request) -> I
     responses=_errors(400, 404, 409, 422),
 )
 def set_item_pictures(
-    item_id: ItemId, body: ItemPicturesBody, access: AdminWriteDep, request: Request
+    item_id: ItemId, body: ItemPicturesRequest, access: AdminWriteDep, request: Request
 ) -> ItemPicturesOut:
     main = _source(body.main)
     gallery = [source for g in body.gallery if (source := _source(g)) is not None]
@@ -105,7 +105,7 @@ def list_classes(catalog_id: CatalogId, access: ViewerDep, request: Request) -> 
     responses=_errors(400, 404, 409, 422),
 )
 def create_class(
-    catalog_id: CatalogId, body: ClassCreateBody, access: AdminWriteDep, request: Request
+    catalog_id: CatalogId, body: ClassCreateRequest, access: AdminWriteDep, request: Request
 ) -> ClassOut:
     created = _files(request).create_class(
         access.tenant_id,
@@ -136,7 +136,7 @@ def get_class(class_id: ClassId, access: ViewerDep, request: Request) -> ClassOu
     responses=_errors(400, 404, 409, 422),
 )
 def update_class(
-    class_id: ClassId, body: ClassUpdateBody, access: AdminWriteDep, request: Request
+    class_id: ClassId, body: ClassUpdateRequest, access: AdminWriteDep, request: Request
 ) -> ClassOut:
     picture = _source(body.picture) if "picture" in body.model_fields_set else KEEP
     updated = _files(request).update_class(

@@ -15,12 +15,12 @@ from fastapi import APIRouter, Depends, Header, Request, Response
 
 from prw_api.admin.deps import AdminWriteDep, ReviewerWriteDep, ViewerDep
 from prw_api.admin.improvement_models import (
-    ImprovementCreate,
     ImprovementDetail,
-    ReplayBody,
+    ImprovementRequest,
     ReplayDetail,
+    ReplayRequest,
     ReplaySummary,
-    TransitionBody,
+    TransitionRequest,
 )
 from prw_api.admin.routes.decisions import REPLAYED_HEADER
 from prw_api.errors import ErrorBody
@@ -64,7 +64,7 @@ def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     },
 )
 def create_improvement(
-    body: ImprovementCreate,
+    body: ImprovementRequest,
     access: AdminWriteDep,
     improvements: ImprovementsDep,
     response: Response,
@@ -98,7 +98,7 @@ def get_improvement(
 )
 def approve_improvement(
     improvement_id: ImprovementId,
-    body: TransitionBody,
+    body: TransitionRequest,
     access: ReviewerWriteDep,
     improvements: ImprovementsDep,
 ) -> ImprovementDetail:
@@ -114,7 +114,10 @@ def approve_improvement(
     responses=_errors(404, 409, 422),
 )
 def abandon_improvement(
-    improvement_id: ImprovementId, body: TransitionBody, access: AdminWriteDep, improvements: ImprovementsDep
+    improvement_id: ImprovementId,
+    body: TransitionRequest,
+    access: AdminWriteDep,
+    improvements: ImprovementsDep,
 ) -> ImprovementDetail:
     return ImprovementDetail.of(
         improvements.abandon(access.tenant_id, improvement_id, access.actor, body.rationale)
@@ -129,7 +132,10 @@ def abandon_improvement(
     responses=_errors(404, 409, 422),
 )
 def create_replay(
-    improvement_id: ImprovementId, access: AdminWriteDep, replays: ReplaysDep, body: ReplayBody | None = None
+    improvement_id: ImprovementId,
+    access: AdminWriteDep,
+    replays: ReplaysDep,
+    body: ReplayRequest | None = None,
 ) -> ReplaySummary:
     """if_replay_job: one resolution.replay.v1 message per selected capture; dry run unless ``mode: apply``."""
     mode = body.mode if body is not None else "dry_run"

@@ -18,7 +18,7 @@ from prw_api.admin.operations_models import (
     DryRunView,
     ImprovementList,
     OperatorReceipt,
-    ResolveBody,
+    ResolveRequest,
     WorkerList,
     WorkerView,
 )
@@ -99,7 +99,7 @@ def list_improvements(
 @router.post(
     "/v1/resolve", operation_id="dryRunResolve", response_model=DryRunView, responses=_errors(404, 422)
 )
-def dry_run_resolve(body: ResolveBody, access: AdminDep, reads: ReadsDep) -> DryRunView:
+def dry_run_resolve(body: ResolveRequest, access: AdminDep, reads: ReadsDep) -> DryRunView:
     request = DryRunRequest(capture_id=body.capture_id, record=body.record, adapter=body.adapter)
     try:
         run = reads.dry_run(access.tenant_id, request)

@@ -15,10 +15,10 @@ from fastapi import APIRouter, Header, Response
 
 from prw_api.admin.deps import AdminWriteDep, DecisionsDep
 from prw_api.admin.operations_models import (
-    ReleaseBody,
     ReleaseCreated,
-    ReleasePolicyBody,
+    ReleasePolicyRequest,
     ReleasePolicyState,
+    ReleaseRequest,
 )
 from prw_api.admin.routes.decisions import REPLAYED_HEADER
 from prw_api.errors import ErrorBody
@@ -44,7 +44,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     responses={200: {"model": ReleaseCreated, "description": "a replay of the Idempotency-Key"}, **_ERRORS},
 )
 def create_release(
-    body: ReleaseBody,
+    body: ReleaseRequest,
     access: AdminWriteDep,
     decisions: DecisionsDep,
     response: Response,
@@ -64,7 +64,7 @@ def create_release(
 )
 def set_release_policy(
     catalog_id: CatalogId,
-    body: ReleasePolicyBody,
+    body: ReleasePolicyRequest,
     access: AdminWriteDep,
     decisions: DecisionsDep,
     response: Response,
