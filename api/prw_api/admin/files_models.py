@@ -1,4 +1,4 @@
-"""Bodies of the admin origin's catalog file routes (seed 004, issue 13): item pictures and product classes."""
+"""Bodies of the admin origin's catalog file routes (seed 004): item pictures and product classes."""
 
 from __future__ import annotations
 

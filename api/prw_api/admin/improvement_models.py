@@ -1,4 +1,4 @@
-"""Bodies of the improvement routes (issue 12 item 1): create, read, approve, abandon."""
+"""Bodies of the improvement routes: create, read, approve, abandon."""
 
 from __future__ import annotations
 

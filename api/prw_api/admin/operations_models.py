@@ -1,4 +1,4 @@
-"""Bodies of the admin origin's release and read routes (issue 8 items 4 and 5, if_admin_read)."""
+"""Bodies of the admin origin's release and read routes (if_admin_read)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from prw_platform.services import (
 _ADAPTER = rf"^({AUTO}|pa_[a-z0-9_]{{1,100}}@[0-9]+\.[0-9]+\.[0-9]+)$"
 
 
-# -- Releases (issue 8 item 4). --------------------------------------------------------------------------------
+# -- Releases. --------------------------------------------------------------------------------------------------
 class ReleaseRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

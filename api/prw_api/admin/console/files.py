@@ -1,4 +1,4 @@
-"""The console's files page (seed 004, issue 13), outside the OpenAPI contract, drawn from the service its JSON
+"""The console's files page (seed 004), outside the OpenAPI contract, drawn from the service its JSON
 routes use:
 
 - ``GET /console/files``: the files whose cleanup failed five times, with the reason (``GET /v1/files/failed``);

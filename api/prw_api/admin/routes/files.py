@@ -1,4 +1,4 @@
-"""Managed catalog files (seed 004, issue 13 item 1): item pictures and product classes on the admin origin.
+"""Managed catalog files (seed 004): item pictures and product classes on the admin origin.
 
 Role viewer for the GETs; operator_admin with the session's CSRF token for every write. A picture comes from an
 upload (base64 in the JSON body, within the request body limit), a stored capture artifact, a URL the platform is

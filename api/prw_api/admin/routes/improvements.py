@@ -1,4 +1,4 @@
-"""Improvements (issue 12 item 1): ``POST /v1/improvements`` (operator_admin), ``GET /v1/improvements/{id}``
+"""Improvements: ``POST /v1/improvements`` (operator_admin), ``GET /v1/improvements/{id}``
 (viewer), ``POST /v1/improvements/{id}/approve`` (reviewer: not the author) and ``.../abandon`` (operator_admin).
 
 State-changing routes need the session's CSRF token. Create is idempotent by ``Idempotency-Key`` (a retry returns
