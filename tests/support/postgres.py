@@ -238,10 +238,10 @@ def _changed_since(conn: psycopg.Connection[Any], watermark: int, pristine: _Pri
 class _DatabaseMill:
     """Hands out test databases and takes them back (the suite's budget).
 
-    A copy of the migrated template costs the server 0.2 - 0.5 s; a DROP DATABASE costs far more: PostgreSQL
-    forces a checkpoint for it, which writes every dirty buffer of every concurrent test and fsyncs it (2 s each
-    on this machine, two per test, with xdist workers side by side: a quarter of the suite's time). So a test's
-    databases are recycled, not dropped: once the test is done, in the background,
+    A copy of the migrated template is cheap; a DROP DATABASE costs far more: PostgreSQL forces a checkpoint for
+    it, which writes every dirty buffer of every concurrent test and fsyncs it, two per test with xdist workers
+    side by side (bench/README.md, "The test suite's databases"). So a test's databases are recycled, not dropped:
+    once the test is done, in the background,
 
     1. every connection to the database is ended and it is renamed (a process the test left behind cannot reach the
        next test's data through its old conninfo);

@@ -74,8 +74,9 @@ LISTING_SCHEMA: dict[str, Any] = {
 
 @cache
 def _validator() -> Draft202012Validator:
-    # jsonschema is imported on the first listing document, not with the plugin API: it costs ~0.15 s, and most
-    # processes that load plugins (`prw plugins`, `prw extract` on an HTML page) never validate a listing.
+    # jsonschema is imported on the first listing document, not with the plugin API: its import is slow
+    # (bench/README.md), and most processes that load plugins (`prw plugins`, `prw extract` on an HTML page)
+    # never validate a listing.
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(LISTING_SCHEMA)
