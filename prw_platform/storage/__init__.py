@@ -1,7 +1,8 @@
 """The ObjectStore port (if_object_storage) and its two backends: filesystem (embedded default) and S3.
 
 ``build_object_store(settings)`` is the one place a backend is chosen; nothing connects at import time. The S3
-backend (and boto3, slow to import: bench/README.md) loads only when it is asked for, so the embedded default starts fast.
+backend (and boto3, slow to import: bench/README.md) loads only when it is asked for, so the embedded default
+starts fast.
 """
 
 from __future__ import annotations
