@@ -135,7 +135,7 @@ class ExportEventsBody(BaseModel):
     events: list[dict[str, Any]]
 
 
-class ProgressReportBody(BaseModel):
+class ProgressReportRequest(BaseModel):
     """POST /v1/exports/progress: a consumer's greatest contiguous processed position of one stream of the
     principal's catalog, reported after the consumer committed it (if_accepted_change)."""
 
@@ -154,7 +154,7 @@ class ProgressAckBody(BaseModel):
     advanced: bool
 
 
-class ExportSnapshotRequestBody(BaseModel):
+class ExportSnapshotRequest(BaseModel):
     """POST /v1/exports/snapshots (if_projection_bootstrap example): tenant and catalog are only checked against
     the token; ``aggregates`` defaults to every type."""
 

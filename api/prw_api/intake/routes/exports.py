@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 
 from prw_api.errors import ErrorBody
 from prw_api.intake.deps import CollectorDep
-from prw_api.intake.models import ExportEventsBody, ProgressAckBody, ProgressReportBody
+from prw_api.intake.models import ExportEventsBody, ProgressAckBody, ProgressReportRequest
 from prw_api.routing import PlatformRoute
 from prw_platform.services import MAX_EXPORT_LIMIT, ExportService
 
@@ -61,7 +61,9 @@ def export_events(
     response_model=ProgressAckBody,
     responses={status: {"model": ErrorBody} for status in (401, 403, 404, 422, 503)},
 )
-def report_progress(principal: CollectorDep, request: Request, body: ProgressReportBody) -> ProgressAckBody:
+def report_progress(
+    principal: CollectorDep, request: Request, body: ProgressReportRequest
+) -> ProgressAckBody:
     """The product consumer's durable contiguous progress, reported after its own commit (if_accepted_change):
     monotonic, a lower report is ignored (200 with the higher acknowledged position)."""
     exports: ExportService = request.app.state.exports

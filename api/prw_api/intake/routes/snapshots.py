@@ -18,7 +18,7 @@ from prw_api.intake.models import (
     ExportLeaseBody,
     ExportObjectLinkBody,
     ExportSnapshotBody,
-    ExportSnapshotRequestBody,
+    ExportSnapshotRequest,
 )
 from prw_api.routing import PlatformRoute
 from prw_platform.services import ExportView, SnapshotExports
@@ -70,7 +70,7 @@ def _body(request: Request, view: ExportView) -> ExportSnapshotBody:
 def request_snapshot(
     principal: CollectorDep,
     request: Request,
-    body: ExportSnapshotRequestBody,
+    body: ExportSnapshotRequest,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=200)] = None,
 ) -> JSONResponse:
     """202 pending: poll GET. The same Idempotency-Key returns the same export_id (whatever its status now)."""
