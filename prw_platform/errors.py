@@ -22,6 +22,7 @@ from prw_platform.resolver.files.errors import CatalogFileError
 from prw_platform.resolver.improvements.errors import ImprovementError
 from prw_platform.resolver.intake.errors import ArtifactTooLarge, IntakeError, ValidationFailed
 from prw_platform.resolver.review import ReviewReadError
+from prw_platform.resolver.stream.errors import StreamUnavailable
 
 __all__ = [
     "AmbiguousCommit",
@@ -46,5 +47,6 @@ __all__ = [
     "PictureLinkError",
     "ReviewReadError",
     "SessionExpired",
+    "StreamUnavailable",
     "ValidationFailed",
 ]

@@ -34,7 +34,7 @@ def retire(
     """Retire ITEM: final; the next release removes it from the public catalog. Prints one JSON document."""
     from prw_cli.settings import load_settings
     from prw_platform.bootstrap import bootstrap
-    from prw_platform.errors import DecisionError
+    from prw_platform.errors import DecisionError, StreamUnavailable
     from prw_platform.services import RetireItem
 
     settings = load_settings()
@@ -45,7 +45,7 @@ def retire(
     with bootstrap(settings) as platform:
         try:
             retired = platform.decisions.retire_item(command, tenant_id)
-        except DecisionError as error:
+        except (DecisionError, StreamUnavailable) as error:
             typer.echo(f"{error.code}: {error}", err=True)
             raise typer.Exit(1) from error
     document = {

@@ -90,12 +90,12 @@ def policy(
 def _decide(decision: Callable[[MerchantService], DecisionResult | None]) -> None:
     from prw_cli.settings import load_settings
     from prw_platform.bootstrap import bootstrap
-    from prw_platform.errors import DecisionError
+    from prw_platform.errors import DecisionError, StreamUnavailable
 
     with bootstrap(load_settings()) as platform:
         try:
             result = decision(platform.merchants)
-        except (DecisionError, ValueError) as error:
+        except (DecisionError, StreamUnavailable, ValueError) as error:
             err_console.print(f"[red]{getattr(error, 'code', 'INVALID')}[/red]: {error}", highlight=False)
             raise typer.Exit(1) from error
     if result is None:

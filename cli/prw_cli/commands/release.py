@@ -39,7 +39,7 @@ def release(
     """
     from prw_cli.settings import load_settings
     from prw_platform.bootstrap import bootstrap
-    from prw_platform.errors import DecisionError
+    from prw_platform.errors import DecisionError, StreamUnavailable
     from prw_platform.services import AuthorizeRelease
 
     settings = load_settings()
@@ -49,7 +49,7 @@ def release(
     with bootstrap(settings) as platform:
         try:
             released = platform.decisions.release(command, tenant_id)
-        except DecisionError as error:
+        except (DecisionError, StreamUnavailable) as error:
             err_console.print(f"[red]{error.code}[/red]: {error}", highlight=False)
             raise typer.Exit(1) from error
     document = {

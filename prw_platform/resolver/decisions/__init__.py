@@ -31,7 +31,6 @@ from prw_platform.resolver.decisions.errors import (
     CaseNotFound,
     CatalogNotFound,
     DecisionError,
-    HistoryEpochFenced,
     IdempotencyConflict,
     IdentifierConflict,
     InvalidMerchantFact,
@@ -43,7 +42,6 @@ from prw_platform.resolver.decisions.errors import (
     NothingToRelease,
     SourceNotInCatalog,
     StaleCaseRevision,
-    StreamNotOpen,
 )
 from prw_platform.resolver.decisions.identity import AmbiguousIdentity, ItemMatch, find_item_by_identifiers
 from prw_platform.resolver.decisions.merchant_service import MerchantService
@@ -58,6 +56,7 @@ from prw_platform.resolver.decisions.review import (
 )
 from prw_platform.resolver.decisions.service import DecisionService, apply_decision, decide
 from prw_platform.resolver.decisions.writer import StreamLocator
+from prw_platform.resolver.stream.errors import HistoryEpochFenced, StreamNotOpen, StreamUnavailable
 
 __all__ = [
     "REVIEW_ACTIONS",
@@ -109,6 +108,7 @@ __all__ = [
     "StreamKey",
     "StreamLocator",
     "StreamNotOpen",
+    "StreamUnavailable",
     "apply_decision",
     "decide",
     "find_decision_by_key",

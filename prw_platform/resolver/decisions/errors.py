@@ -70,22 +70,6 @@ class IdempotencyConflict(DecisionError):
     code = "IDEMPOTENCY_CONFLICT"
 
 
-class StreamNotOpen(DecisionError):
-    """No stream cursor exists for (tenant, catalog, history_epoch): provision the catalog first."""
-
-    code = "STREAM_NOT_OPEN"
-    status = 503
-    http_code = "UNAVAILABLE"
-
-
-class HistoryEpochFenced(DecisionError):
-    """The stream belongs to a superseded history epoch (if_projection_bootstrap: "Fence old workers")."""
-
-    code = "HISTORY_EPOCH_FENCED"
-    status = 503
-    http_code = "UNAVAILABLE"
-
-
 class MerchantNotFound(DecisionError):
     """A binding or a shipping policy names a merchant the catalog does not have: provision it first."""
 

@@ -1,4 +1,4 @@
-"""What the resolution consumer depends on, built by the composition root (``Platform.resolution``), never from
+"""What the resolution consumer depends on, built by the composition root (``Platform.resolution_services``), never from
 import-time globals."""
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from psycopg.rows import class_row
 from prw_platform.contracts import AcceptedChange, StreamKey
 from prw_platform.db.database import Connection, affected_rows, returned_rows
 from prw_platform.resolver.stream import outbox
+from prw_platform.resolver.stream.errors import HistoryEpochFenced, StreamNotOpen
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,9 +82,6 @@ def send_lock_cursor(conn: Connection, stream: StreamKey) -> Callable[[], Locked
     )
 
     def locked() -> LockedCursor:
-        # Imported here: the decisions package (the errors' home) writes through this module.
-        from prw_platform.resolver.decisions.errors import HistoryEpochFenced, StreamNotOpen
-
         with cur:
             row = cur.fetchone()
         if row is None:

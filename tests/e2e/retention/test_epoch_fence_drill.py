@@ -18,8 +18,8 @@ from prw_platform.contracts import StreamKey
 from prw_platform.epochs import current_epoch
 from prw_platform.fencing import EpochFencing
 from prw_platform.product import reports as product_reports
-from prw_platform.resolver.decisions.errors import HistoryEpochFenced
 from prw_platform.resolver.stream.cursor import lock_cursor
+from prw_platform.resolver.stream.errors import HistoryEpochFenced
 from prw_platform.runtime import Budget, run_stage
 from tests.e2e.retention.test_product_rebuild_http import (  # noqa: F401 (the fixture)
     TENANT,

@@ -15,7 +15,6 @@ from prw_platform.resolver.decisions.errors import (
     CaseNotFound,
     CatalogNotFound,
     DecisionError,
-    HistoryEpochFenced,
     IdempotencyConflict,
     IdentifierConflict,
     InvalidMerchantFact,
@@ -26,9 +25,9 @@ from prw_platform.resolver.decisions.errors import (
     NothingToRelease,
     SourceNotInCatalog,
     StaleCaseRevision,
-    StreamNotOpen,
 )
 from prw_platform.resolver.decisions.review import InvalidReviewDecision
+from prw_platform.resolver.stream.errors import HistoryEpochFenced, StreamNotOpen
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,14 @@ from fastapi.responses import RedirectResponse
 from prw_api.admin.console.rendering import page
 from prw_api.errors import from_core_error
 from prw_api.routing import PlatformRoute
-from prw_platform.errors import AuthError, DecisionError, ImprovementError, ReviewReadError, SessionExpired
+from prw_platform.errors import (
+    AuthError,
+    DecisionError,
+    ImprovementError,
+    ReviewReadError,
+    SessionExpired,
+    StreamUnavailable,
+)
 
 _ADVICE = {
     "TENANT_SCOPE_DENIED": "Your session has no membership in this tenant. Choose one of your tenants.",
@@ -50,7 +57,7 @@ class ConsoleRoute(PlatformRoute):
                 return await handler(request)
             except SessionExpired:
                 return login_redirect(request)
-            except (AuthError, DecisionError, ReviewReadError, ImprovementError) as error:
+            except (AuthError, DecisionError, StreamUnavailable, ReviewReadError, ImprovementError) as error:
                 refused = from_core_error(error)  # what the JSON API answers, as a page
                 return error_page(request, refused.status, refused.code, refused.message)
 

@@ -22,7 +22,7 @@ from prw_api.admin.console.errors import ConsoleRoute, error_page
 from prw_api.admin.console.forms import DecisionForm, new_idempotency_key
 from prw_api.admin.console.rendering import STATIC_DIR, page
 from prw_api.admin.deps import SESSION_COOKIE, DecisionsDep, ReviewDep, SessionsDep
-from prw_platform.errors import DecisionError
+from prw_platform.errors import DecisionError, StreamUnavailable
 from prw_platform.services import Access, OperatorSessions, ReviewFilters
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
@@ -137,7 +137,7 @@ def decide(
     view = review.case(access.tenant_id, case_id)
     try:
         decisions.decide_review(form.to_decision(access, view), access.tenant_id)
-    except DecisionError as error:
+    except (DecisionError, StreamUnavailable) as error:
         # 409 STALE_CASE_REVISION: reload and re-check, never retry blindly (if_review_decision).
         problem = {"code": error.code, "message": str(error)}
         return _case_page(request, access, review, case_id, filters, problem=problem)
