@@ -29,7 +29,7 @@ class CaseNotFound(DecisionError):
 
 
 class InvariantViolation(DecisionError):
-    """The decision would break an invariant (ARCHITECTURE.md INV-nn)."""
+    """The decision would break an invariant (INV-nn, docs/spec.md)."""
 
     code = "INVARIANT_VIOLATION"
 
