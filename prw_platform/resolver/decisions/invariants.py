@@ -1,5 +1,6 @@
 """Invariant checks of the decision path (INV-01, INV-02, INV-07 in docs/spec.md). Each raises
-``InvariantViolation`` inside the decision transaction, so a violating decision commits nothing and consumes no stream position.
+``InvariantViolation`` inside the decision transaction, so a violating decision commits nothing and consumes
+no stream position.
 
 INV-01 (one current mapping per listing) is structural: ``listing_mapping`` is keyed by listing and every write
 names the revision it replaces (``facts.write_mapping``).
