@@ -56,7 +56,7 @@ from prw_platform.product.public.merchants import (
     serialize_merchant,
     serialize_merchant_page,
 )
-from prw_platform.product.public.pictures import PictureBytes, PictureLinks
+from prw_platform.product.public.pictures import LinkWindow, PictureBytes, PictureLinks, SignedPictures
 from prw_platform.product.public.shipping import (
     MAX_BASKET_LINES,
     BasketLine,
@@ -257,6 +257,7 @@ __all__ = [
     "ItemRetired",
     "Lease",
     "LeaseState",
+    "LinkWindow",
     "ListingIdentity",
     "LlmAdvice",
     "LlmProposal",
@@ -314,6 +315,7 @@ __all__ = [
     "SetReleasePolicy",
     "ShippingEvaluation",
     "ShippingPolicySpec",
+    "SignedPictures",
     "SnapshotExports",
     "SourceSpec",
     "SourceSummary",

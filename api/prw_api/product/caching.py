@@ -1,8 +1,14 @@
 """ETag and Cache-Control of the public reads, from the release served (if_product_query: the release pointer
-changes every public document at once, so the release identifies a document's version for its URL).
+changes every public document at once, so the release identifies a document's version for its URL) and, for a
+document that carries signed picture links, the links' window (they are signed anew each window and expire).
 
-The ETag is ``"g<generation>r<publication revision>"``; a request whose ``If-None-Match`` names it gets 304 Not
-Modified after one query for the release, without its body being built (RFC 9110 13.1.2, 15.4.5).
+The ETag is ``"g<generation>r<publication revision>"``, and ``"g<generation>r<publication revision>x<expiry>"`` for
+a document with picture links (``expiry`` the links', ``SignedPictures``): the validator changes whenever the bytes
+served do. A request whose ``If-None-Match`` names the current one gets 304 Not Modified after one query for the
+release, without its body being built (RFC 9110 13.1.2, 15.4.5): the window is the clock's, and within one release
+a document either carries links or not. ``If-None-Match: *`` matches only a document that exists (RFC 9110 13.1.2),
+so it is answered after the read: 404 for a missing entry, as without the header. A document with links is fresh
+(``max-age``) no longer than until the links are renewed, so a cached copy's links live at least a window more.
 """
 
 from __future__ import annotations
@@ -15,41 +21,64 @@ from fastapi.responses import JSONResponse
 from pydantic_core import to_json
 
 from prw_api.errors import ApiError
-from prw_platform.services import Detail, Page, PublicCatalog, Release
+from prw_platform.services import Detail, LinkWindow, Page, PublicCatalog, Release, SignedPictures
 
 T = TypeVar("T")
 
 
-def etag_of(release: Release) -> str:
-    return f'"g{release.generation}r{release.publication_revision or 0}"'
+def etag_of(release: Release, links: LinkWindow | None = None) -> str:
+    window = "" if links is None else f"x{links.expires}"
+    return f'"g{release.generation}r{release.publication_revision or 0}{window}"'
 
 
-def cache_control(request: Request) -> str:
-    return f"public, max-age={request.app.state.settings.product_cache_max_age_seconds}"
+def cache_control(request: Request, links: LinkWindow | None = None) -> str:
+    max_age: int = request.app.state.settings.product_cache_max_age_seconds
+    if links is not None:
+        max_age = min(max_age, links.renews_in)
+    return f"public, max-age={max_age}"
 
 
-def not_modified(request: Request, catalog: PublicCatalog) -> Response | None:
-    """304 when ``If-None-Match`` names the current release's ETag (or is ``*``); None otherwise."""
-    header = request.headers.get("if-none-match")
-    if header is None:
+def not_modified(
+    request: Request, catalog: PublicCatalog, pictures: SignedPictures | None = None
+) -> Response | None:
+    """304 when ``If-None-Match`` names the current ETag of the route's documents (``pictures``: the response's
+    signer, when they may carry picture links); None otherwise, and for ``*`` (answered by ``public_json``)."""
+    tags = _tags(request)
+    if tags is None or "*" in tags:
         return None
-    return _compared(request, header, catalog.release())
+    return _compared(request, tags, catalog.release(), pictures)
 
 
-async def not_modified_async(request: Request, catalog: PublicCatalog) -> Response | None:
+async def not_modified_async(
+    request: Request, catalog: PublicCatalog, pictures: SignedPictures | None = None
+) -> Response | None:
     """``not_modified`` for an ``async`` route: the release is read on the event loop."""
+    tags = _tags(request)
+    if tags is None or "*" in tags:
+        return None
+    return _compared(request, tags, await catalog.release_async(), pictures)
+
+
+def _tags(request: Request) -> set[str] | None:
     header = request.headers.get("if-none-match")
     if header is None:
         return None
-    return _compared(request, header, await catalog.release_async())
+    # Weak comparison (RFC 9110 13.1.2).
+    return {tag.strip().removeprefix("W/") for tag in header.split(",")}
 
 
-def _compared(request: Request, header: str, release: Release) -> Response | None:
-    etag = etag_of(release)
-    tags = {tag.strip().removeprefix("W/") for tag in header.split(",")}
-    if "*" in tags or etag in tags:
-        return Response(status_code=304, headers={"ETag": etag, "Cache-Control": cache_control(request)})
+def _compared(
+    request: Request, tags: set[str], release: Release, pictures: SignedPictures | None
+) -> Response | None:
+    candidates: list[LinkWindow | None] = [None] if pictures is None else [None, pictures.window]
+    for links in candidates:
+        if (etag := etag_of(release, links)) in tags:
+            return _not_modified(request, etag, links)
     return None
+
+
+def _not_modified(request: Request, etag: str, links: LinkWindow | None) -> Response:
+    return Response(status_code=304, headers={"ETag": etag, "Cache-Control": cache_control(request, links)})
 
 
 class PublicJSONResponse(JSONResponse):
@@ -60,9 +89,18 @@ class PublicJSONResponse(JSONResponse):
         return to_json(content)
 
 
-def public_json(request: Request, document: dict[str, Any], release: Release) -> JSONResponse:
+def public_json(
+    request: Request, document: dict[str, Any], release: Release, pictures: SignedPictures | None = None
+) -> Response:
+    """The document read, with its ETag and Cache-Control (``pictures``: the signer it was serialized with); 304
+    when ``If-None-Match`` names its ETag or is ``*`` (the document exists)."""
+    links = pictures.window if pictures is not None and pictures.signed else None
+    etag = etag_of(release, links)
+    tags = _tags(request)
+    if tags is not None and ("*" in tags or etag in tags):
+        return _not_modified(request, etag, links)
     return PublicJSONResponse(
-        document, headers={"ETag": etag_of(release), "Cache-Control": cache_control(request)}
+        document, headers={"ETag": etag, "Cache-Control": cache_control(request, links)}
     )
 
 
@@ -71,12 +109,14 @@ def public_page(
     catalog: PublicCatalog,
     read: Callable[[], Page[T]],
     document: Callable[[Page[T]], dict[str, Any]],
+    pictures: SignedPictures | None = None,
 ) -> Response:
-    """A page of a released collection (merchants, categories), or 304 (``not_modified``)."""
-    if (cached := not_modified(request, catalog)) is not None:
+    """A page of a released collection (merchants, categories), or 304 (``not_modified``); ``pictures`` is the
+    signer ``document`` serializes with, when the collection's documents carry picture links."""
+    if (cached := not_modified(request, catalog, pictures)) is not None:
         return cached
     page = read()
-    return public_json(request, document(page), page.release)
+    return public_json(request, document(page), page.release, pictures)
 
 
 def public_entry(
@@ -85,12 +125,13 @@ def public_entry(
     read: Callable[[], Detail[T]],
     document: Callable[[T], dict[str, Any]],
     missing: str,
+    pictures: SignedPictures | None = None,
 ) -> Response:
     """One released entry, or 304 (``not_modified``); if_product_query: 404 NOT_FOUND ``missing`` for an unknown
-    entry and for one no applied release has published."""
-    if (cached := not_modified(request, catalog)) is not None:
+    entry and for one no applied release has published (``If-None-Match: *`` too)."""
+    if (cached := not_modified(request, catalog, pictures)) is not None:
         return cached
     detail = read()
     if detail.entry is None:
         raise ApiError(404, "NOT_FOUND", missing)
-    return public_json(request, document(detail.entry), detail.release)
+    return public_json(request, document(detail.entry), detail.release, pictures)

@@ -10,7 +10,7 @@ query vocabulary (classes, values with units) and the deployment's cursor key. E
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeVar
+from typing import Final, TypeVar
 
 from prw_platform.db.database import Database
 from prw_platform.plugins.query import QueryVocabulary
@@ -25,7 +25,6 @@ from prw_platform.product.public.items import (
     ItemDetail,
     ItemFilters,
     ItemPage,
-    PictureRender,
     PublicItem,
     Release,
     SourceSummary,
@@ -33,7 +32,7 @@ from prw_platform.product.public.items import (
     page_read,
 )
 from prw_platform.product.public.merchants import ItemListings, MerchantDetail, MerchantPage
-from prw_platform.product.public.pictures import PictureBytes, PictureLinks
+from prw_platform.product.public.pictures import PictureBytes, PictureLinks, SignedPictures
 from prw_platform.product.public.read import OneRead
 from prw_platform.product.public.rows import Page
 from prw_platform.product.public.shipping import BasketLine, ShippingEvaluation, evaluate_shipping
@@ -142,18 +141,12 @@ class PublicCatalog:
             collection, self.tenant_id, self.catalog_id, limit=limit, cursor=cursor, cursors=self.cursors
         )
 
-    def picture_render(self) -> PictureRender | None:
-        """What the serializers sign released pictures with for one response: every link of the response gets
-        the same expiry. None when this catalog serves no pictures."""
-        links = self.pictures
-        if links is None:
+    def picture_render(self) -> SignedPictures | None:
+        """What the serializers sign released pictures with for one response (a ``PictureRender``): every link of
+        the response gets the same expiry. None when this catalog serves no pictures."""
+        if self.pictures is None:
             return None
-        expires = links.expiry()
-
-        def render(picture: dict[str, Any]) -> dict[str, Any] | None:
-            return links.public_picture(self.tenant_id, self.catalog_id, picture, expires)
-
-        return render
+        return SignedPictures(self.pictures, self.tenant_id, self.catalog_id)
 
     def picture(self, token: str) -> PictureBytes:
         """The bytes behind a signed picture link (``PictureLinkError``: 404 NOT_FOUND, 403 LINK_EXPIRED)."""

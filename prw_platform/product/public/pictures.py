@@ -10,7 +10,9 @@ signed, not encrypted: it carries the picture's digest, which is no secret (anyo
 compute it); it carries no managed file id, decision or capture reference.
 
 Expiries are aligned to windows of ``ttl``: every document served within one window carries the same links (a
-cacheable document), and a link stays valid for at least ``ttl`` after it was served and at most twice that.
+cacheable document), and a link stays valid for at least ``ttl`` after it was served and at most twice that. The
+links of a document change with the window, so its validator does too (``LinkWindow``; the product API's ETag and
+Cache-Control follow it, prw_api.product.caching).
 ``GET /v1/files/{token}``: a token this API did not sign is 404 NOT_FOUND, an expired one 403 LINK_EXPIRED, bytes
 no longer in the store (a retired file past its thirty days) 404 NOT_FOUND.
 
@@ -37,6 +39,15 @@ PURPOSE: Final = "prw product pictures v1"
 DEFAULT_LINK_TTL: Final = timedelta(hours=1)
 #: The route's path: the public documents carry ``FILES_PATH + token``.
 FILES_PATH: Final = "/v1/files/"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkWindow:
+    """The signing window of links issued now: each expires at ``expires`` (Unix seconds), and documents served
+    ``renews_in`` seconds from now on carry the next window's links (other bytes)."""
+
+    expires: int
+    renews_in: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +79,13 @@ class PictureLinks:
 
     def expiry(self) -> int:
         """The expiry (Unix seconds) of links issued now: the end of the window after the current one."""
+        return self.window().expires
+
+    def window(self) -> LinkWindow:
+        """The window links issued now are signed for (one clock read)."""
         now = int(self._clock().timestamp())
-        return (now // self._ttl + 2) * self._ttl
+        renews_at = (now // self._ttl + 1) * self._ttl
+        return LinkWindow(expires=renews_at + self._ttl, renews_in=renews_at - now)
 
     def public_picture(
         self, tenant_id: str, catalog_id: str, picture: dict[str, Any], expires: int
@@ -110,3 +126,22 @@ class PictureLinks:
         except ObjectNotFound as missing:
             raise PictureGone("the picture is no longer stored") from missing
         return PictureBytes(stored.data, claims["m"], stored.sha256)
+
+
+class SignedPictures:
+    """Signs the released pictures of one response (a ``PictureRender``): every link for the same ``window``, read
+    once. ``signed`` tells whether the document carries any link, so that its ETag and freshness follow the window
+    (a revalidated document never keeps links that expired)."""
+
+    __slots__ = ("_catalog_id", "_links", "_tenant_id", "signed", "window")
+
+    def __init__(self, links: PictureLinks, tenant_id: str, catalog_id: str) -> None:
+        self._links, self._tenant_id, self._catalog_id = links, tenant_id, catalog_id
+        self.window = links.window()
+        self.signed = False
+
+    def __call__(self, picture: dict[str, Any]) -> dict[str, Any] | None:
+        document = self._links.public_picture(self._tenant_id, self._catalog_id, picture, self.window.expires)
+        if document is not None:
+            self.signed = True
+        return document

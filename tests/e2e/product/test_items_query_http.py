@@ -5,6 +5,7 @@ counts over the filtered set, signed cursors, ETag / Cache-Control / 304, and GE
 from __future__ import annotations
 
 import base64
+import re
 from typing import Any
 
 import httpx
@@ -138,16 +139,18 @@ def test_a_cursor_issued_for_other_filters_is_422(http: httpx.Client) -> None:
 
 def test_every_public_read_carries_the_release_etag_and_cache_control(http: httpx.Client) -> None:
     responses = [
-        http.get("/v1/items"),
-        http.get(SEED_EXAMPLE),
-        http.get("/v1/items/itm_ssd_p5_1t"),
+        http.get("/v1/items?brand=Halden"),
+        http.get("/v1/items/itm_hdd_halden_4t"),
         http.get("/v1/sources/src_shop_b"),
     ]
+    # Documents carrying picture links: the ETag names the links' window too (test_conditional_requests_http).
+    linked = [http.get("/v1/items"), http.get(SEED_EXAMPLE), http.get("/v1/items/itm_ssd_p5_1t")]
 
-    assert {r.status_code for r in responses} == {200}
+    assert {r.status_code for r in responses + linked} == {200}
     # Generation 1, release 2 (the catalog's second release).
     assert {r.headers["etag"] for r in responses} == {'"g1r2"'}
     assert {r.headers["cache-control"] for r in responses} == {"public, max-age=30"}
+    assert all(re.fullmatch(r'"g1r2x[0-9]+"', r.headers["etag"]) for r in linked)
 
 
 @pytest.mark.parametrize("path", ["/v1/items", "/v1/items/itm_ssd_p5_1t", "/v1/sources/src_shop_b"])

@@ -1,6 +1,6 @@
 """Seed 004: GET /v1/categories and GET /v1/categories/{category_id}, released product classes only
 (name, picture, how many released items), and GET /v1/files/{token}, the bytes of a released picture behind the
-signed link the documents carry. The category reads carry the release's ETag and Cache-Control like the item routes.
+signed link the documents carry. The category reads carry the ETag and Cache-Control of the item routes.
 
 Product classes are served as *categories* on the public origin because if_product_query already gives ``class`` a
 meaning there: ``/v1/items?class=cls_storage_ssd`` filters by a class a normalization profile declares. A public
@@ -47,11 +47,13 @@ def list_categories(
     limit: Annotated[int, limit_query("Classes per page")] = DEFAULT_PAGE_SIZE,
     cursor: CursorQuery = None,
 ) -> Response:
+    pictures = catalog.picture_render()
     return public_page(
         request,
         catalog,
         lambda: catalog.classes(limit=limit, cursor=cursor),
-        lambda page: serialize_class_page(page, catalog.picture_render()),
+        lambda page: serialize_class_page(page, pictures),
+        pictures,
     )
 
 
@@ -65,12 +67,14 @@ def list_categories(
 )
 def get_category(request: Request, category_id: str, catalog: CatalogDep) -> Response:
     # 404 NOT_FOUND also for a class a release removed.
+    pictures = catalog.picture_render()
     return public_entry(
         request,
         catalog,
         lambda: catalog.product_class(category_id),
-        lambda product_class: serialize_class(product_class, catalog.picture_render()),
+        lambda product_class: serialize_class(product_class, pictures),
         f"no public category {category_id!r}",
+        pictures,
     )
 
 

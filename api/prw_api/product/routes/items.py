@@ -2,7 +2,8 @@
 
 Both go through THE public serializer (``prw_platform.product.public.items``); the response models document its output
 (models.py). Public reads carry no identity; the deployment's catalog is the scope. Every response carries the
-release's ETag and a Cache-Control; ``If-None-Match`` with the current ETag is a 304 (caching.py).
+release's ETag (with the window of the picture links it carries) and a Cache-Control; ``If-None-Match`` with the
+current ETag is a 304 (caching.py).
 """
 
 from __future__ import annotations
@@ -41,13 +42,14 @@ async def list_items(request: Request) -> Response:
     # dependency solving (deps.item_query_of). Both are ``async`` and read on the event loop: a sync route's hop
     # to a worker thread cost more CPU than the item detail's whole read (prw_platform.db.async_reads).
     query, catalog = item_query_of(request), catalog_of(request)
-    if (cached := await not_modified_async(request, catalog)) is not None:
+    pictures = catalog.picture_render()
+    if (cached := await not_modified_async(request, catalog, pictures)) is not None:
         return cached
     page = await catalog.items_async(
         query.filters, limit=query.limit, cursor=query.cursor, facets=query.facets
     )
-    document = serialize_page(page, catalog.picture_render())
-    return public_json(request, document, Release(page.generation, page.publication_revision))
+    document = serialize_page(page, pictures)
+    return public_json(request, document, Release(page.generation, page.publication_revision), pictures)
 
 
 @router.get(
@@ -60,10 +62,11 @@ async def list_items(request: Request) -> Response:
 )
 async def get_item(request: Request, item_id: str) -> Response:
     catalog = catalog_of(request)
-    if (cached := await not_modified_async(request, catalog)) is not None:
+    pictures = catalog.picture_render()
+    if (cached := await not_modified_async(request, catalog, pictures)) is not None:
         return cached
     detail = await catalog.item_detail_async(item_id)
     if detail.entry is None:
         # if_product_query: 404 NOT_FOUND, for an unknown item and for one no applied release has published.
         raise ApiError(404, "NOT_FOUND", f"no public item {item_id!r}")
-    return public_json(request, serialize_item(detail.entry, catalog.picture_render()), detail.release)
+    return public_json(request, serialize_item(detail.entry, pictures), detail.release, pictures)
