@@ -26,7 +26,10 @@ class HistoryEpoch:
 
 
 def current_epoch(control: Database, tenant_id: str, catalog_id: str) -> HistoryEpoch | None:
-    with control.transaction(read_only=True) as conn:
+    """The stream's current epoch. A read, so ``run`` retries it on a fresh connection when the control database
+    dropped the one it took (a restart), and says ``DatabaseUnavailable`` when the database stays away."""
+
+    def read(conn: Connection) -> HistoryEpoch | None:
         return (
             conn.cursor(row_factory=class_row(HistoryEpoch))
             .execute(
@@ -36,6 +39,8 @@ def current_epoch(control: Database, tenant_id: str, catalog_id: str) -> History
             )
             .fetchone()
         )
+
+    return control.run(read, read_only=True)
 
 
 def issue_epoch(control: Database, tenant_id: str, catalog_id: str, reason: str) -> HistoryEpoch:

@@ -1,5 +1,8 @@
 """The API apps over a ``Platform`` (the composition root): what ``prw demo`` and ``prw dev`` serve. The apps use
-the platform's services; nothing here builds one."""
+the platform's services; nothing here builds one.
+
+Each app's readiness (``GET /readyz``) is the platform's, ``Platform.ready``: every pool the process opened, the
+control database's included, answers; not only the pool of the service the app was built around."""
 
 from __future__ import annotations
 
@@ -16,14 +19,17 @@ from prw_platform.bootstrap import Platform
 def intake_app(platform: Platform, *, lifespan: Lifespan[FastAPI] | None = None) -> FastAPI:
     """The intake origin: ``Platform.intake``, ``Platform.collector_auth``, ``Platform.collectors`` and the
     product principal's export stream ``Platform.exports``."""
-    return create_intake_app(
-        platform.settings,
-        platform.intake,
-        platform.collector_auth,
-        platform.collectors,
-        platform.exports,
-        platform.snapshot_exports,
-        lifespan=lifespan,
+    return _ready_as_platform(
+        create_intake_app(
+            platform.settings,
+            platform.intake,
+            platform.collector_auth,
+            platform.collectors,
+            platform.exports,
+            platform.snapshot_exports,
+            lifespan=lifespan,
+        ),
+        platform,
     )
 
 
@@ -36,11 +42,14 @@ def product_app(
 ) -> FastAPI:
     """The product origin for one released catalog (if_product_query: the deployment binds the pair; default
     ``PRW_PRODUCT_TENANT_ID`` / ``PRW_PRODUCT_CATALOG_ID``)."""
-    return create_product_app(
-        platform.settings,
-        platform.public_catalog(tenant_id, catalog_id),
-        limiter=platform.public_rate_limiter,
-        lifespan=lifespan,
+    return _ready_as_platform(
+        create_product_app(
+            platform.settings,
+            platform.public_catalog(tenant_id, catalog_id),
+            limiter=platform.public_rate_limiter,
+            lifespan=lifespan,
+        ),
+        platform,
     )
 
 
@@ -54,16 +63,26 @@ def admin_app(
     if issuer is not None:
         oidc = settings.operator_oidc.model_copy(update={"issuer": issuer})
         settings = settings.model_copy(update={"operator_oidc": oidc})
-    return create_admin_app(
-        settings,
-        platform.operator_sessions,
-        platform.decisions,
-        OidcRelyingParty(settings.operator_oidc),
-        reads=platform.admin_reads,
-        review=platform.review_queue,
-        improvements=platform.improvements,
-        replays=platform.replays,
-        files=platform.catalog_files,
-        merchants=platform.merchants,
-        lifespan=lifespan,
+    return _ready_as_platform(
+        create_admin_app(
+            settings,
+            platform.operator_sessions,
+            platform.decisions,
+            OidcRelyingParty(settings.operator_oidc),
+            reads=platform.admin_reads,
+            review=platform.review_queue,
+            improvements=platform.improvements,
+            replays=platform.replays,
+            files=platform.catalog_files,
+            merchants=platform.merchants,
+            lifespan=lifespan,
+        ),
+        platform,
     )
+
+
+def _ready_as_platform(app: FastAPI, platform: Platform) -> FastAPI:
+    """The services above opened their pools when they were built: a database the origin's requests need (the
+    control database of the history epochs) is one its readiness asks."""
+    app.state.ready = platform.ready
+    return app

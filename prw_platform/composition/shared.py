@@ -19,7 +19,7 @@ from prw_platform.clock import Clock, utc_now
 from prw_platform.config import Settings
 from prw_platform.contracts import StreamKey
 from prw_platform.db import roles
-from prw_platform.db.database import Database
+from prw_platform.db.database import Database, ready_all
 from prw_platform.db.locate import DatabaseUrls
 from prw_platform.db.migrate import MigrationStatus
 from prw_platform.plugins import PluginRegistry, get_plugin_manager
@@ -54,6 +54,8 @@ class Shared:
     wait_for_database: bool = True
     #: What ``close`` releases, the last opened first: pools, HTTP clients.
     _opened: ExitStack = field(default_factory=ExitStack, repr=False)
+    #: Every pool opened so far: what ``ready`` asks.
+    _pools: list[Database] = field(default_factory=list, repr=False)
 
     # -- Database pools, one per service role and timeout class (if_db). -----------------------------------------
     def _database(self, role: str | None, name: str, *, api: bool = False, control: bool = False) -> Database:
@@ -67,7 +69,14 @@ class Shared:
             application_name=f"prw-{name}",
         ).open(wait=self.wait_for_database)
         self._opened.callback(db.close)
+        self._pools.append(db)
         return db
+
+    def ready(self, timeout_s: float = 2.0) -> None:
+        """Readiness of this process: every pool it has opened answers ``SELECT 1``, all within ``timeout_s``;
+        ``DatabaseUnavailable`` otherwise. An API origin's services open their pools when they are built (the
+        control database's too, for the history epochs), so these are the pools its requests use."""
+        ready_all(tuple(self._pools), timeout_s)
 
     @cached_property
     def resolver_db(self) -> Database:

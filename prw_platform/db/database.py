@@ -9,14 +9,21 @@ timeout once, and never re-runs a transaction whose COMMIT was in flight when th
 caller supplies an idempotency check (if_db: "Never retry after an ambiguous commit without an idempotency
 check"). A data exception (SQLSTATE class 22, or a value psycopg cannot send, such as a NUL in text) is the
 caller's ``InvalidData``; a statement timeout that outlives its retry is ``DatabaseUnavailable``.
+
+A server that went away (a restart's AdminShutdown, a crash, "cannot connect now", a broken or closed connection)
+is ``DatabaseUnavailable`` on every path to a connection (``run``, ``read_row``, ``transaction``, ``ready``), never
+a raw psycopg error: the edges answer it 503, retryable. A pool looks at each connection before handing it out
+(``_check_on_checkout``), so after a restart the first transaction gets a live connection.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import select
+import time
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import LiteralString, TypeVar
 
@@ -63,11 +70,12 @@ class Database:
         max_size: int = 10,
         application_name: str = "prw",
         pool_timeout_s: float = 10.0,
-        check_on_checkout: bool = False,
+        check_on_checkout: bool = True,
     ) -> None:
-        """``check_on_checkout=True`` adds the pool's liveness round trip to every checkout. By default a broken
-        connection fails its transaction, which ``run`` retries on a fresh one, and the idle ones are then checked
-        (if_db)."""
+        """``check_on_checkout``: look at each connection before handing it out, without a round trip
+        (``_check_on_checkout``), so that after a server restart the first transaction gets a live connection.
+        ``False`` (tests of the retries): a broken connection fails its transaction, which ``run`` and
+        ``read_row`` retry on a fresh one, and ``transaction`` reports as ``DatabaseUnavailable`` (if_db)."""
         self.conninfo = conninfo
         self.role = role
         self._statement_timeout_ms = statement_timeout_ms
@@ -83,9 +91,10 @@ class Database:
             configure=self._configure,
             # No reset function: with one, the pool hands every returned connection to its worker thread (a queue
             # put, a wake-up and a GIL hand-off per transaction); ``_connection`` restores autocommit instead.
-            # No check per checkout (a round trip on every transaction): a broken connection fails its
-            # transaction, which ``run`` retries on a fresh one, and ``_connection`` then checks the idle ones.
-            check=ConnectionPool.check_connection if check_on_checkout else None,
+            # Not ``ConnectionPool.check_connection`` (a round trip on every transaction, and after a restart the
+            # pool sleeps 1, 2, 4 s between the dead connections it finds one by one): a poll of the socket, and
+            # all the idle connections checked at once when one is dead.
+            check=self._check_on_checkout if check_on_checkout else None,
             kwargs={"application_name": application_name, "row_factory": dict_row},
             name=f"prw-{role or 'owner'}",
         )
@@ -159,22 +168,31 @@ class Database:
         isolation: psycopg.IsolationLevel = READ_COMMITTED,
         read_only: bool = False,
     ) -> Iterator[Connection]:
-        """One transaction, no retries: commits when the block ends normally, rolls back otherwise."""
-        with self._connection() as conn:
-            conn.isolation_level = isolation
-            conn.read_only = read_only
-            try:
-                _set_tenant(conn, tenant_id)
-                yield conn
-            except psycopg.DataError as exc:
-                if not conn.closed:
-                    conn.rollback()
-                raise InvalidData(str(exc)) from exc
-            except BaseException:
-                if not conn.closed:
-                    conn.rollback()
-                raise
-            conn.commit()
+        """One transaction, no retries: commits when the block ends normally, rolls back otherwise. A server that
+        went away is ``DatabaseUnavailable`` (``AmbiguousCommit`` if it went during the COMMIT); the caller's block
+        runs once, so it is the caller's to retry."""
+        committing = False
+        try:
+            with self._connection() as conn:
+                conn.isolation_level = isolation
+                conn.read_only = read_only
+                try:
+                    _set_tenant(conn, tenant_id)
+                    yield conn
+                except psycopg.DataError as exc:
+                    if not conn.closed:
+                        conn.rollback()
+                    raise InvalidData(str(exc)) from exc
+                except BaseException:
+                    if not conn.closed:
+                        conn.rollback()
+                    raise
+                committing = True
+                conn.commit()
+        except psycopg.OperationalError as exc:
+            if committing:
+                raise AmbiguousCommit("the connection broke during COMMIT; the outcome is unknown") from exc
+            raise unavailable(exc) from exc
 
     def run(
         self,
@@ -363,6 +381,52 @@ class Database:
             self._pool.check()
         except Exception:
             log.warning("checking the idle connections of %s failed", self._pool.name, exc_info=True)
+
+    def _check_on_checkout(self, conn: psycopg.Connection[object]) -> None:
+        """The pool's check of a connection it is about to hand out: raising makes the pool discard it and hand
+        out another. A dead one means the server ended its siblings too (a restart ends them all), so the idle
+        ones are checked now, at one round trip each, and the next one the pool hands out is live."""
+        if _went_away(conn):
+            self._check_idle()
+            raise psycopg.OperationalError("the server ended this idle connection")
+
+
+def unavailable(exc: psycopg.OperationalError) -> DatabaseUnavailable:
+    """The ``DatabaseUnavailable`` of an error a retry may cure: the server went away (AdminShutdown on a restart,
+    CrashShutdown, CannotConnectNow, a connection failure of class 08, a broken or closed connection) or did not
+    answer in time (a statement timeout, a lock not available)."""
+    if isinstance(exc, pgerrors.QueryCanceled):
+        return DatabaseUnavailable(f"statement timeout: {exc}")
+    return DatabaseUnavailable(f"the database went away: {exc.sqlstate or 'client'}: {exc}")
+
+
+def ready_all(databases: Iterable[Database], timeout_s: float) -> None:
+    """Readiness of several pools (``Database.ready``), all within ``timeout_s``: ``DatabaseUnavailable`` for the
+    first that does not answer in the time left."""
+    deadline = time.monotonic() + timeout_s
+    for database in databases:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise DatabaseUnavailable(f"the databases did not all answer within {timeout_s:g} s")
+        database.ready(left)
+
+
+def _went_away(conn: psycopg.Connection[object]) -> bool:
+    """Whether the server ended this idle connection, found without a round trip: an idle session that listens to
+    no channel receives nothing unasked but its end (a terminated backend's FATAL, such as the 57P01 every backend
+    sends when the server restarts, then end of file) and, rarely, a notice or a parameter change. So only a
+    connection with input waiting on its socket pays the pool's round-trip check."""
+    if conn.closed:
+        return True
+    try:
+        poller = select.poll()
+        poller.register(conn.fileno(), select.POLLIN)
+        if not poller.poll(0):
+            return False
+        ConnectionPool.check_connection(conn)
+    except (OSError, psycopg.Error):
+        return True
+    return False
 
 
 def affected_rows(
