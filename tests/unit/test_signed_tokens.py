@@ -1,11 +1,13 @@
-"""Signed tokens of the admin origin (review cursors, evidence links): what one signer issued verifies, anything
-else does not, and a token of one purpose is not a token of another."""
+"""Signed tokens (review cursors, evidence links, export object links, product cursors, picture links): what one
+signer issued verifies, anything else does not, a token has one spelling, and a token of one purpose is not a
+token of another."""
 
 from __future__ import annotations
 
 import pytest
 
-from prw_platform.auth.signed import TokenSigner
+from prw_platform.auth.signed import TokenSigner, b64url_decode, b64url_encode
+from tests.support.token_spellings import SPELLINGS, respell, token_with_url_safe_mac
 
 SECRET = b"0123456789abcdef0123456789abcdef"
 
@@ -35,6 +37,26 @@ def test_an_altered_forged_or_malformed_token_verifies_to_none() -> None:
         f"{payload}.%%",
     ):
         assert signer.verify(token) is None, token
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_another_spelling_of_a_token_verifies_to_none(spelling: str) -> None:
+    signer = TokenSigner(SECRET, "prw review cursor v1")
+    token = token_with_url_safe_mac(lambda n: signer.sign({"n": n}))
+
+    assert signer.verify(token) is not None
+    assert signer.verify(respell(token, spelling)) is None
+
+
+@pytest.mark.parametrize("text", ["QQ=", "QQ==", "QR", "Pz8/", "Pz8+", "QUJD\n", " QUJD", "Q", "QUJD.", "é"])
+def test_only_canonical_unpadded_base64url_decodes(text: str) -> None:
+    with pytest.raises(ValueError, match="base64url"):
+        b64url_decode(text)
+
+
+def test_base64url_round_trips_every_length() -> None:
+    for data in (b"", b"\xff", b"\xff\xfe", b"\xfb\xef\xbe", bytes(range(256))):
+        assert b64url_decode(b64url_encode(data)) == data
 
 
 def test_a_token_of_one_purpose_does_not_verify_for_another() -> None:

@@ -9,16 +9,14 @@ row in the collection, the detail and the listings, so they agree.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import dataclasses
 import hashlib
-import hmac
 import json
 import secrets
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
+from prw_platform.auth.signed import TokenSigner, b64url_encode
 from prw_platform.inputs import unstorable_character
 from prw_platform.plugins.query import QueryVocabulary
 from prw_platform.product.errors import InvalidQuery
@@ -88,14 +86,15 @@ T = TypeVar("T")
 
 
 class CursorCodec:
-    """Signed keyset cursors: ``<payload>.<mac>``, the payload the last item id of the page and a fingerprint of
-    the query's filters, the mac an HMAC-SHA256 with the deployment's key (every worker of ``prw serve`` derives
-    the same one). A cursor the server did not issue, or issued for other filters, is INVALID_QUERY (422)."""
+    """Signed keyset cursors (``TokenSigner``, purpose ``prw product cursor``): the document the last item id of
+    the page and a fingerprint of the query's filters, signed with the deployment's key (every worker of
+    ``prw serve`` derives the same one). A cursor the server did not issue, or issued for other filters, is
+    INVALID_QUERY (422)."""
 
     def __init__(self, key: bytes) -> None:
         if len(key) < 16:
             raise ValueError("a cursor key has at least 16 bytes")
-        self._key = key
+        self._signer = TokenSigner(key, _CURSOR_PURPOSE)
 
     def encode(self, after: str, filters: ItemFilters) -> str:
         return self.encode_keyed(after, _fingerprint(filters))
@@ -105,24 +104,21 @@ class CursorCodec:
 
     def encode_keyed(self, after: str, fingerprint: str) -> str:
         """A cursor for another collection than items: ``fingerprint`` names the collection (and its query)."""
-        payload = _b64(json.dumps([after, fingerprint], separators=(",", ":")).encode())
-        return f"{payload}.{_b64(self._mac(payload))}"
+        return self._signer.sign([after, fingerprint])
 
     def decode_keyed(self, cursor: str, expected: str) -> str:
-        payload, _, mac = cursor.partition(".")
-        try:
-            valid = hmac.compare_digest(_unb64(mac), self._mac(payload))
-            after, fingerprint = json.loads(_unb64(payload)) if valid else (None, None)
-        except (binascii.Error, UnicodeDecodeError, ValueError, TypeError) as exc:
-            raise InvalidQuery("cursor is not one this API issued") from exc
+        document = self._signer.verify(cursor)
+        if not (isinstance(document, list) and len(document) == 2):
+            raise InvalidQuery("cursor is not one this API issued")
+        after, fingerprint = document
         if not isinstance(after, str) or not after or unstorable_character(after) is not None:
             raise InvalidQuery("cursor is not one this API issued")
         if fingerprint != expected:
             raise InvalidQuery("cursor was issued for other filters: repeat the query that returned it")
         return after
 
-    def _mac(self, payload: str) -> bytes:
-        return hmac.digest(self._key, payload.encode(), "sha256")[:16]
+
+_CURSOR_PURPOSE: Final = "prw product cursor"
 
 
 #: For callers without a deployment key (tests, the operator's shell): cursors valid in this process only.
@@ -295,20 +291,4 @@ def _fingerprint(filters: ItemFilters) -> str:
             filters.item_class,
         ]
     )
-    return _b64(hashlib.sha256(text.encode()).digest()[:9])
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def _unb64(text: str) -> bytes:
-    if not text or any(c not in _B64_ALPHABET for c in text):
-        raise ValueError("not base64url")
-    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    if _b64(data) != text:  # only the canonical spelling: unused trailing bits must not make another cursor
-        raise ValueError("not canonical base64url")
-    return data
-
-
-_B64_ALPHABET: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+    return b64url_encode(hashlib.sha256(text.encode()).digest()[:9])

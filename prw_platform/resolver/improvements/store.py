@@ -2,13 +2,12 @@
 reads and writes them.
 
 A list is paged newest first by ``(created_at, improvement_id)``; the page cursor is that pair of the last row,
-opaque to the caller (url-safe base64 of JSON), so paging stays stable while improvements are added.
+opaque to the caller (canonical unpadded base64url of JSON: one spelling per cursor), so paging stays stable while
+improvements are added.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,6 +16,7 @@ from typing import Any, Final, Literal
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
+from prw_platform.auth.signed import b64url_decode, b64url_encode
 from prw_platform.db.database import Connection
 
 ImprovementStatus = Literal["draft", "reviewer_approved", "applied", "abandoned"]
@@ -210,12 +210,12 @@ def list_improvements(
 
 def _encode(last: Improvement) -> str:
     document = json.dumps([last.created_at.isoformat(), last.improvement_id]).encode()
-    return base64.urlsafe_b64encode(document).decode().rstrip("=")
+    return b64url_encode(document)
 
 
 def _decode(cursor: str) -> tuple[datetime, str]:
     try:
-        at, improvement_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        at, improvement_id = json.loads(b64url_decode(cursor))
         return datetime.fromisoformat(at), str(improvement_id)
-    except (binascii.Error, ValueError, TypeError) as error:
+    except (ValueError, TypeError) as error:
         raise InvalidPageCursor(f"not a page cursor of GET /v1/improvements: {cursor!r}") from error
