@@ -2,11 +2,13 @@
 
 - ``GET /healthz`` (liveness): the process answers HTTP. It touches no database, so an outage of PostgreSQL never
   makes an orchestrator restart healthy API processes.
-- ``GET /readyz`` (readiness): the origin's service answers a trivial query on its database pool within a short
-  timeout (``IntakeService.ready``, ``PublicCatalog.ready``); otherwise 503 STORAGE_UNAVAILABLE with
-  ``Retry-After``, and the balancer sends traffic elsewhere until it answers again.
+- ``GET /readyz`` (readiness): every database pool the origin's requests use answers a trivial query within a
+  short timeout, the control database's included (``Platform.ready``, set by ``prw_api.compose``; an app built
+  around one service alone asks that service: ``IntakeService.ready``, ``PublicCatalog.ready``); otherwise 503
+  STORAGE_UNAVAILABLE with ``Retry-After``, and the balancer sends traffic elsewhere until it answers again.
 
-Both answer before any authentication and carry no identity. Each app stores its readiness check as ``app.state.ready`` (a core service method); no SQL here.
+Both answer before any authentication and carry no identity. Each app stores its readiness check as
+``app.state.ready`` (a core method); no SQL here.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def liveness() -> HealthBody:
     READINESS_PATH,
     operation_id="readiness",
     name="readiness",
-    summary="The origin's database answers a trivial query within a short timeout; 503 STORAGE_UNAVAILABLE otherwise",
+    summary="The origin's databases answer a trivial query within a short timeout; 503 STORAGE_UNAVAILABLE otherwise",
     response_model=HealthBody,
     responses={503: {"model": ErrorBody}},
 )
