@@ -72,17 +72,20 @@ def server(
         yield running
 
 
+#: The keys the module's server signs its cursors and picture links with.
+CURSOR_KEY = b"e2e product cursor key, 32 bytes"
+PICTURE_KEY = b"e2e product picture key, 32 bytes"
+
+
 def picture_links(store: FilesystemObjectStore) -> PictureLinks:
-    return PictureLinks(store, PICTURE_BUCKET, b"e2e product picture key, 32 bytes")
+    return PictureLinks(store, PICTURE_BUCKET, PICTURE_KEY)
 
 
 def served_catalog(db: Database, pictures: PictureLinks | None = None) -> PublicCatalog:
     """The catalog as ``Platform.public_catalog`` builds it: the installed profiles' vocabulary (classes, values
     with units), a cursor key of its own and (when given) the signed links of released pictures."""
     vocabulary = QueryVocabulary.from_registry(PluginRegistry.from_manager(get_plugin_manager()))
-    return PublicCatalog(
-        db, TENANT, CATALOG, vocabulary, CursorCodec(b"e2e product cursor key, 32 bytes"), pictures
-    )
+    return PublicCatalog(db, TENANT, CATALOG, vocabulary, CursorCodec(CURSOR_KEY), pictures)
 
 
 @pytest.fixture(scope="module")
