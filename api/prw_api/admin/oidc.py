@@ -19,9 +19,10 @@ import hmac
 import json
 import secrets
 import threading
+import unicodedata
 from dataclasses import asdict, dataclass
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import unquote, urlencode, urlsplit
 
 import httpx
 import jwt
@@ -33,6 +34,11 @@ from prw_platform.services import OperatorIdentity
 #: Seconds a login may take between the redirect to the issuer and the callback.
 LOGIN_TTL_SECONDS = 600
 _ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256"]
+#: Where a login lands without a ``return_to``, or with one that is not a path of this origin.
+DEFAULT_RETURN_TO = "/v1/session"
+#: Control (Cc), format (Cf: zero-width, bidi), separator (Zs, Zl, Zp) and surrogate characters.
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zs", "Zl", "Zp"})
+_MAX_DECODINGS = 4
 
 
 class LoginFailed(CodedError):
@@ -69,16 +75,41 @@ class LoginState:
             raise LoginFailed("no login in progress in this browser: start at /auth/login")
         try:
             data = json.loads(base64.urlsafe_b64decode(value.encode()))
-            return cls(**{k: str(data[k]) for k in ("state", "nonce", "code_verifier", "return_to")})
+            fields = {k: str(data[k]) for k in ("state", "nonce", "code_verifier", "return_to")}
         except (ValueError, KeyError, TypeError) as error:
             raise LoginFailed("the login cookie is unreadable: start again at /auth/login") from error
+        # A cookie comes back from the browser, which may have been given another: checked again on the way out.
+        return cls(**{**fields, "return_to": safe_return_to(fields["return_to"])})
 
 
 def safe_return_to(value: str | None) -> str:
-    """Only a path of this origin: never an absolute or protocol-relative URL (open redirect)."""
-    if not value or not value.startswith("/") or value.startswith("//") or "\\" in value:
-        return "/v1/session"
-    return value
+    """``value`` if it is a path of this origin, else the default landing page (no open redirect).
+
+    A path here starts with one slash that no slash or backslash follows, and has no scheme, no authority, no
+    backslash, no control character and no whitespace, as sent and at every depth of percent-decoding: a browser
+    drops tab, CR and LF from a URL and reads a backslash as a slash, so "/%09/evil.example/" would otherwise land
+    on another host."""
+    if not value:
+        return DEFAULT_RETURN_TO
+    form, forms = value, [value]
+    for _ in range(_MAX_DECODINGS):
+        decoded = unquote(form)
+        if decoded == form:
+            break
+        form = decoded
+        forms.append(form)
+    else:
+        return DEFAULT_RETURN_TO  # still encoded after that many decodings: nothing a link would carry
+    return value if all(_is_local_path(form) for form in forms) else DEFAULT_RETURN_TO
+
+
+def _is_local_path(value: str) -> bool:
+    if not value.startswith("/") or value[1:2] in ("/", "\\") or "\\" in value:
+        return False
+    if any(char.isspace() or unicodedata.category(char) in _UNSAFE_CATEGORIES for char in value):
+        return False
+    parts = urlsplit(value)
+    return not parts.scheme and not parts.netloc
 
 
 class OidcRelyingParty:
