@@ -73,6 +73,13 @@ class DevIdpSettings(BaseModel):
 
     users: list[DevUser] = Field(default_factory=_default_dev_users)
     client_id: str = "prw-admin"
+    #: The only redirect URIs codes are sent to. A loopback one without a port matches any port (RFC 8252 7.3):
+    #: ``prw dev``, the demo and the tests serve the admin origin on a loopback port.
+    redirect_uris: list[str] = Field(
+        default_factory=lambda: [
+            f"http://{host}/auth/callback" for host in ("127.0.0.1", "localhost", "[::1]")
+        ]
+    )
 
 
 class LlmSettings(BaseModel):

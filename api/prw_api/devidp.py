@@ -5,12 +5,17 @@ It speaks the parts of OpenID Connect the admin origin uses, and checks them as 
 
 - ``GET /.well-known/openid-configuration`` (discovery) and ``GET /jwks`` (its RS256 public key, made at start);
 - ``GET /authorize`` (authorization code flow): ``response_type=code``, the registered ``client_id``, a
-  ``redirect_uri``, ``state``, ``nonce`` and a PKCE ``code_challenge`` with ``code_challenge_method=S256`` are
-  required. It shows a page with one button per configured user; ``login_hint=<subject>`` picks the user without
-  the page (scripts, tests, ``prw demo``). Then it redirects to ``redirect_uri?code=...&state=...``;
+  registered ``redirect_uri`` (``PRW_DEV_IDP__REDIRECT_URIS``; a loopback one matches on any port, RFC 8252 7.3),
+  ``state``, ``nonce`` and a PKCE ``code_challenge`` with ``code_challenge_method=S256`` are required; a wrong one
+  is an error page, never a redirect. It shows a page with one button per configured user;
+  ``login_hint=<subject>`` picks the user without the page (scripts, tests, ``prw demo``). Then it redirects to
+  ``redirect_uri?code=...&state=...``;
 - ``POST /token``: the code (once, within 60 s) for an ID token, if the ``redirect_uri`` and ``client_id`` match
   and ``SHA256(code_verifier)`` is the challenge. The ID token carries ``nonce``, ``name``, ``email`` and the
   user's roles per tenant in ``prw_tenants``.
+
+A request body above ``MAX_BODY_BYTES`` is 413 before it is read, as at the platform's origins: the provider runs
+in the process that serves them under ``prw dev``.
 
 Users come from settings (``PRW_DEV_IDP__USERS``, ``prw_platform.config.DevIdpSettings``).
 """
@@ -20,23 +25,29 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import re
 import secrets
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from prw_api.middleware import BodyLimit, BodySizeLimitMiddleware
 from prw_platform.config import DevIdpSettings, DevUser
 
 CODE_TTL_SECONDS = 60
 ID_TOKEN_TTL_SECONDS = 300
 MEMBERSHIPS_CLAIM = "prw_tenants"
+#: The login form and the token request are a few hundred bytes.
+MAX_BODY_BYTES = 64 * 1024
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 @dataclass(frozen=True)
@@ -67,8 +78,27 @@ def _b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
+def registered_redirect_uris(registered: Sequence[str]) -> re.Pattern[str]:
+    """What ``fullmatch``es one of the ``registered`` redirect URIs: exactly as registered, except that a loopback
+    one registered without a port matches on any port (RFC 8252 7.3). Nothing else varies: no other host, user
+    info, path, query or fragment."""
+    alternatives = []
+    for uri in registered:
+        parts = urlsplit(uri)
+        if parts.hostname in _LOOPBACK_HOSTS and parts.port is None:
+            origin_end = uri.index(parts.netloc) + len(parts.netloc)
+            alternatives.append(
+                re.escape(uri[:origin_end]) + "(?::[0-9]{1,5})?" + re.escape(uri[origin_end:])
+            )
+        else:
+            alternatives.append(re.escape(uri))
+    return re.compile("|".join(f"(?:{a})" for a in alternatives) or "(?!)")
+
+
 def create_dev_idp(settings: DevIdpSettings) -> FastAPI:
     app = FastAPI(title="PRW development identity provider", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(BodySizeLimitMiddleware, default=BodyLimit(MAX_BODY_BYTES))
+    redirect_uris = registered_redirect_uris(settings.redirect_uris)
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     kid = secrets.token_hex(8)
     public_jwk: dict[str, Any] = {
@@ -109,6 +139,8 @@ def create_dev_idp(settings: DevIdpSettings) -> FastAPI:
         for name in ("redirect_uri", "state", "nonce", "code_challenge"):
             if not params.get(name):
                 return f"{name} is required"
+        if not redirect_uris.fullmatch(params["redirect_uri"]):
+            return f"redirect_uri {params['redirect_uri']!r} is not registered (PRW_DEV_IDP__REDIRECT_URIS)"
         if params.get("code_challenge_method") != "S256":
             return "PKCE with code_challenge_method=S256 is required"
         return None
