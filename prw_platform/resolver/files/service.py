@@ -502,7 +502,11 @@ class CatalogFiles:
         )
 
     def list_classes(self, tenant_id: str, catalog_id: str) -> list[ClassView]:
+        """The classes of one catalog of the tenant; FileNotFound (404) for a catalog the tenant does not have,
+        as a write to it (INV-06: another tenant's catalog reads as unknown, not as empty)."""
+
         def read(conn: Connection) -> list[ClassView]:
+            _require_catalog(conn, tenant_id, catalog_id)
             return [
                 self._class_view(conn, tenant_id, c.class_id)
                 for c in records.list_classes(conn, tenant_id, catalog_id)
@@ -523,13 +527,7 @@ class CatalogFiles:
         )
 
     def _check_catalog(self, tenant_id: str, catalog_id: str) -> None:
-        def check(conn: Connection) -> None:
-            try:
-                release_policy(conn, tenant_id, catalog_id)
-            except LookupError as error:
-                raise FileNotFound(f"no catalog {catalog_id}") from error
-
-        self._db.run(check, tenant_id=tenant_id, read_only=True)
+        self._db.run(lambda c: _require_catalog(c, tenant_id, catalog_id), tenant_id=tenant_id, read_only=True)
 
     @staticmethod
     def _check_members(conn: Connection, tenant_id: str, catalog_id: str, members: Sequence[str]) -> None:
@@ -593,3 +591,11 @@ class CatalogFiles:
 
 def _view(found: store.CatalogFile) -> FileView:
     return FileView(found.file_id, found.state, found.media_type, found.size_bytes, found.sha256)
+
+
+def _require_catalog(conn: Connection, tenant_id: str, catalog_id: str) -> None:
+    """FileNotFound (404 NOT_FOUND) unless the tenant has the catalog."""
+    try:
+        release_policy(conn, tenant_id, catalog_id)
+    except LookupError as error:
+        raise FileNotFound(f"no catalog {catalog_id}") from error

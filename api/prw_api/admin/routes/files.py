@@ -5,7 +5,8 @@ upload (base64 in the JSON body, within the request body limit), a stored captur
 allowed to read (``PRW_CATALOG_FILE_URL_ALLOW``) or a managed file a save already committed. Errors: 400
 UNREADABLE_SOURCE (a picture the pipeline cannot read as a file: nothing is created), 400 UNPREPARED_REFERENCE (a
 reference the save never prepared), 404 NOT_FOUND, 409 CLASS_EXISTS, 409 INVALID_FILE_TRANSITION (a discarded
-file named again), 422 VALIDATION_FAILED; 401/403 as every admin route.
+file named again), 422 VALIDATION_FAILED; 401/403 as every admin route. A catalog the active tenant does not have
+is 404 NOT_FOUND for a read as for a write (INV-06).
 
 Failed files (seed 004 failed): ``GET /v1/files/failed`` lists the files whose cleanup exhausted its five receives,
 with the reason; ``POST /v1/files/{file_id}/retry`` (operator_admin) hands one back to the cleanup consumer
@@ -87,9 +88,10 @@ def set_item_pictures(
     "/v1/catalogs/{catalog_id}/classes",
     operation_id="listProductClasses",
     response_model=ClassList,
-    responses=_errors(422),
+    responses=_errors(404, 422),
 )
 def list_classes(catalog_id: CatalogId, access: ViewerDep, request: Request) -> ClassList:
+    """The catalog's classes; 404 NOT_FOUND for a catalog the active tenant does not have, as for a write."""
     return ClassList(
         classes=[
             ClassOut.model_validate(c) for c in _files(request).list_classes(access.tenant_id, catalog_id)
