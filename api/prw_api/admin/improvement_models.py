@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from prw_api.ids import CatalogId, SourceId
+from prw_platform.inputs import check_representable
 from prw_platform.services import ImprovementDraft, ImprovementRecord, ReplayView, Selection
 
 ImprovementStatus = Literal["draft", "reviewer_approved", "applied", "abandoned"]
@@ -36,6 +37,8 @@ class SelectionBody(BaseModel):
         for when in (self.observed_from, self.observed_to):
             if when is not None and when.tzinfo is None:
                 raise ValueError("observed_from and observed_to need a time zone offset")
+            if when is not None:
+                check_representable(when)  # as intake's moments: within years 1 to 9999 in UTC
         if self.observed_from and self.observed_to and self.observed_from >= self.observed_to:
             raise ValueError("observed_from must be before observed_to")
         return self

@@ -9,10 +9,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse
 
+from prw_api.admin.console.form_body import FormRefused, checked_form_request
 from prw_api.admin.console.rendering import page
-from prw_api.errors import from_core_error
+from prw_api.errors import from_core_error, validation_summary
 from prw_api.routing import PlatformRoute
 from prw_platform.errors import (
     AuthError,
@@ -30,6 +32,7 @@ _ADVICE = {
     "NOT_FOUND": "There is no such case, decision, improvement or catalog in your active tenant.",
     "IDEMPOTENCY_CONFLICT": "This form was already used for another request. Reload the page and try again.",
     "INVALID_CURSOR": "That page link is not one this console issued. Start again from the queue.",
+    "VALIDATION_FAILED": "The form held a value the console cannot accept. Go back, correct it and send it again.",
 }
 
 
@@ -46,15 +49,23 @@ def error_page(request: Request, status: int, code: str, message: str) -> Respon
 
 
 class ConsoleRoute(PlatformRoute):
-    """Console routes (the platform's request parsing): a missing or expired session goes to the login,
-    a refusal is an error page."""
+    """Console routes (the platform's request parsing, and form bodies held to the same input rules:
+    ``form_body``): a missing or expired session goes to the login, a refused form or any other refusal is an
+    error page."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
         async def handle(request: Request) -> Response:
             try:
+                if request.method == "POST":
+                    request = await checked_form_request(request)
                 return await handler(request)
+            except FormRefused as refusal:
+                code = "VALIDATION_FAILED" if refusal.status == 422 else "UNSUPPORTED_MEDIA_TYPE"
+                return error_page(request, refusal.status, code, str(refusal))
+            except RequestValidationError as invalid:
+                return error_page(request, 422, "VALIDATION_FAILED", validation_summary(invalid))
             except SessionExpired:
                 return login_redirect(request)
             except (AuthError, DecisionError, StreamUnavailable, ReviewReadError, ImprovementError) as error:
