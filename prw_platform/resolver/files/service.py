@@ -527,7 +527,9 @@ class CatalogFiles:
         )
 
     def _check_catalog(self, tenant_id: str, catalog_id: str) -> None:
-        self._db.run(lambda c: _require_catalog(c, tenant_id, catalog_id), tenant_id=tenant_id, read_only=True)
+        self._db.run(
+            lambda c: _require_catalog(c, tenant_id, catalog_id), tenant_id=tenant_id, read_only=True
+        )
 
     @staticmethod
     def _check_members(conn: Connection, tenant_id: str, catalog_id: str, members: Sequence[str]) -> None:
