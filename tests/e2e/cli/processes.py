@@ -15,13 +15,15 @@ from pathlib import Path
 from types import TracebackType
 
 PRW = str(Path(sys.executable).parent / "prw")
+#: The README's entry point: ``./run prw <args>`` installs what is missing, then runs prw.
+RUN = str(Path(__file__).resolve().parents[3] / "run")
 
 
 class PrwProcess:
-    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+    def __init__(self, args: list[str], env: dict[str, str], *, through_run: bool = False) -> None:
         # Wide enough that rich never wraps a line the tests look for.
         self.process = subprocess.Popen(
-            [PRW, *args],
+            [RUN, "prw", *args] if through_run else [PRW, *args],
             env={**env, "COLUMNS": "200"},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

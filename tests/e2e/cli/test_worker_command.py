@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import threading
+import time
 
 import pytest
 from typer.testing import CliRunner
@@ -16,7 +17,7 @@ from prw_cli.main import app
 from prw_platform.bootstrap import Platform
 from prw_platform.resolver import reports
 from prw_platform.runtime import stop_on_signals
-from tests.e2e.cli.processes import PrwProcess, catches, poll_until
+from tests.e2e.cli.processes import PrwProcess, alive, catches, descendants, poll_until, survivors
 
 DEADLINE_S = 40.0
 BATCH_LINE = re.compile(r"^\d\d:\d\d:\d\d (resolution|relay|apply)\s+(\d+) taken")
@@ -53,6 +54,22 @@ def test_worker_stops_on_sigterm_and_exits_cleanly(platform: Platform, cli_env: 
 
     assert "SIGTERM: stopping after the current batches" in worker.output
     assert "prw worker stopped: resolution 0 in 0 batches" in worker.output
+
+
+def test_killing_the_pid_of_run_prw_leaves_no_process_behind(
+    platform: Platform, cli_env: dict[str, str]
+) -> None:
+    """``./run prw ...`` becomes the prw process (no ``uv run`` in between that a SIGKILL would orphan it from):
+    the pid an operator sees is the one that does the work, and killing it leaves nothing running."""
+    with PrwProcess(["worker", "all"], cli_env, through_run=True) as worker:
+        worker.wait_for_line("Ctrl-C stops after the current batch", 5 * DEADLINE_S)  # ./run syncs first
+        started = {worker.process.pid} | descendants(worker.process.pid)
+        os.kill(worker.process.pid, signal.SIGKILL)
+        worker.wait(DEADLINE_S)
+        end = time.monotonic() + DEADLINE_S
+        while any(alive(pid) for pid in started) and time.monotonic() < end:
+            time.sleep(0.05)
+    assert survivors(started) == {}  # killed on the way if not
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
