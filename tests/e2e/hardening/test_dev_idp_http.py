@@ -73,16 +73,20 @@ def idp() -> Iterator[BackgroundServer]:
         yield server
 
 
+def _authorize_both_ways(idp: BackgroundServer, redirect_uri: str) -> list[httpx.Response]:
+    """The authorization request as a link (GET) and as the login form's post (POST)."""
+    with httpx.Client(base_url=idp.url, timeout=30) as http:
+        return [
+            http.get("/authorize", params=_authorize(redirect_uri)),
+            http.post("/authorize", data=_authorize(redirect_uri)),
+        ]
+
+
 @pytest.mark.parametrize("redirect_uri", FOREIGN_REDIRECT_URIS)
 def test_an_unregistered_redirect_uri_is_an_error_page_never_a_redirect(
     idp: BackgroundServer, redirect_uri: str
 ) -> None:
-    with httpx.Client(base_url=idp.url, timeout=30) as http:
-        answers = [
-            http.get("/authorize", params=_authorize(redirect_uri)),
-            http.post("/authorize", data=_authorize(redirect_uri)),
-        ]
-    for response in answers:
+    for response in _authorize_both_ways(idp, redirect_uri):
         assert response.status_code == 400, response.text
         assert "location" not in response.headers
         assert "is not registered" in response.text
@@ -92,12 +96,7 @@ def test_an_unregistered_redirect_uri_is_an_error_page_never_a_redirect(
 def test_a_registered_loopback_redirect_uri_gets_the_code_on_any_port(
     idp: BackgroundServer, redirect_uri: str
 ) -> None:
-    with httpx.Client(base_url=idp.url, timeout=30) as http:
-        answers = [
-            http.get("/authorize", params=_authorize(redirect_uri)),
-            http.post("/authorize", data=_authorize(redirect_uri)),
-        ]
-    for response in answers:
+    for response in _authorize_both_ways(idp, redirect_uri):
         assert response.status_code == 302, response.text
         assert response.headers["location"].startswith(f"{redirect_uri}?code=")
 
