@@ -108,6 +108,19 @@ class ItemPayload(EventPayload):
     )
 
 
+class ItemMergedPayload(ItemPayload):
+    """`catalog_item.merged`: the catalog item at the revision that merged it into another item of the catalog: the
+    full state, retired, and the item that survives it."""
+
+    status: Literal["retired"] = Field(
+        description="Always `retired`: a merged item is never mapped or released."
+    )
+    merged_into: Identifier = Field(
+        description="The surviving item (`itm_…`, active when the merge was decided): the merged item's listings "
+        "were remapped to it, and a release that names the merge redirects the merged item's public id to it."
+    )
+
+
 class ItemFields(EventPayload):
     """The public fields of an item revision as a release snapshots them: `ItemPayload` without `status`."""
 
@@ -239,6 +252,15 @@ class RetiredItem(EventPayload):
     revision: Revision = Field(description="The item revision that retired it.")
 
 
+class MergedItem(EventPayload):
+    """An item a release removes from the public catalog because it was merged into another: its public id then
+    redirects to the surviving item (through every later merge of that one)."""
+
+    item: Identifier = Field(description="The merged item's id.")
+    revision: Revision = Field(description="The item revision that merged it (`catalog_item.merged`).")
+    into: Identifier = Field(description="The item it was merged into.")
+
+
 class Picture(EventPayload):
     """A managed catalog file used as a picture (seed 004): the copy in the managed asset store, addressed by its
     content. The product service serves the bytes from the store by ``sha256`` (its object key), never by reading
@@ -334,6 +356,12 @@ class ReleasePayload(EventPayload):
     retired_items: tuple[RetiredItem, ...] = Field(
         default=(),
         description="Retired items this release removes from the public catalog, with the listings they owned.",
+    )
+    # Default: a release written before item merges existed removes none this way.
+    merged_items: tuple[MergedItem, ...] = Field(
+        default=(),
+        description="Merged items this release removes from the public catalog; their ids redirect to the items "
+        "they were merged into.",
     )
     # Defaults: a release written before managed pictures existed publishes none (seed 004).
     item_pictures: tuple[ReleasedItemPictures, ...] = Field(

@@ -21,6 +21,7 @@ from pydantic_core import to_json
 
 from prw_platform.contracts.payloads import (
     EventPayload,
+    ItemMergedPayload,
     ItemPayload,
     ItemPicturesPayload,
     ListingPayload,
@@ -177,6 +178,18 @@ VOCABULARY: Final[Mapping[str, EventType]] = {
             summary="A later revision of a catalog item (its full state, not a diff).",
         ),
         EventType(
+            name="catalog_item.merged",
+            aggregate_type=CATALOG_ITEM,
+            payload=ItemMergedPayload,
+            id_key="item",
+            revisions=Revisions.LATER,
+            depends_on=(CATALOG_ITEM,),
+            dependency_rule="`catalog_item` at the surviving item's current revision",
+            summary="A reviewer merged the item into another item of the catalog (a duplicate): the item is "
+            "retired, its listings were remapped to the survivor by `listing_mapping.corrected` events of the "
+            "same decision, and the next release redirects its public id to the survivor.",
+        ),
+        EventType(
             name="listing.observed",
             aggregate_type=LISTING,
             payload=ListingPayload,
@@ -297,7 +310,7 @@ VOCABULARY: Final[Mapping[str, EventType]] = {
             ),
             dependency_rule="`catalog_item` at every item revision it publishes; `listing_mapping` at every "
             "mapping revision it publishes; `merchant`, `merchant_source` and `shipping_policy` at every "
-            "revision it publishes; `catalog_item` at the revision that retired each item it removes; "
+            "revision it publishes; `catalog_item` at the revision that retired or merged each item it removes; "
             "`item_pictures` and `product_class` at every revision it publishes or removes",
             summary="A publication of the catalog: one release aggregate per catalog (`rel_<catalog_id>`), whose "
             "revision is the publication revision.",

@@ -30,6 +30,7 @@ from prw_platform.resolver.decisions.commands import (
 from prw_platform.resolver.decisions.errors import (
     CaseNotFound,
     CatalogNotFound,
+    CrossCatalogItems,
     DecisionError,
     IdempotencyConflict,
     IdentifierConflict,
@@ -38,12 +39,16 @@ from prw_platform.resolver.decisions.errors import (
     ItemAlreadyRetired,
     ItemExists,
     ItemNotFound,
+    ListingNotOnItem,
     MerchantNotFound,
+    MergeIntoItself,
     NothingToRelease,
+    NothingToSplit,
     SourceNotInCatalog,
     StaleCaseRevision,
 )
 from prw_platform.resolver.decisions.identity import AmbiguousIdentity, ItemMatch, find_item_by_identifiers
+from prw_platform.resolver.decisions.item_merges import ItemsMerged, ItemSplit, MergeItems, SplitItem
 from prw_platform.resolver.decisions.merchant_service import MerchantService
 from prw_platform.resolver.decisions.merchants import MerchantSpec, ShippingPolicySpec
 from prw_platform.resolver.decisions.provenance import DecisionDetail, DecisionEvent
@@ -68,6 +73,7 @@ __all__ = [
     "Clock",
     "Command",
     "CreateItemAndMap",
+    "CrossCatalogItems",
     "DecideCase",
     "DecisionDetail",
     "DecisionError",
@@ -88,12 +94,18 @@ __all__ = [
     "ItemMatch",
     "ItemNotFound",
     "ItemRetired",
+    "ItemSplit",
+    "ItemsMerged",
+    "ListingNotOnItem",
     "ListingObservation",
     "MapListing",
     "MerchantNotFound",
     "MerchantService",
     "MerchantSpec",
+    "MergeIntoItself",
+    "MergeItems",
     "NothingToRelease",
+    "NothingToSplit",
     "OpenReviewCase",
     "PendingRelease",
     "ReleaseAuthorized",
@@ -104,6 +116,7 @@ __all__ = [
     "SetReleasePolicy",
     "ShippingPolicySpec",
     "SourceNotInCatalog",
+    "SplitItem",
     "StaleCaseRevision",
     "StreamKey",
     "StreamLocator",

@@ -71,9 +71,6 @@ class RetireItem:
     idempotency_key: str | None = None
 
 
-CatalogCommand = AuthorizeRelease | SetReleasePolicy | RetireItem
-
-
 @dataclass(frozen=True, slots=True)
 class ReleaseAuthorized:
     decision_id: str
@@ -121,15 +118,16 @@ def authorize_release(
     """AW-01 for a release, inside the caller's transaction (``app.tenant_id`` = the stream's tenant)."""
     writer = DecisionWriter.lock(conn, stream, clock)
     fingerprint = request_fingerprint(cmd)
-    replayed = _replayed(conn, stream, cmd, fingerprint)
+    replayed = replayed_decision(conn, stream.tenant_id, cmd.idempotency_key, fingerprint)
     if replayed is not None:
         return _release_of(replayed, replayed=True)
     tenant = stream.tenant_id
     items, listings = _unreleased(conn, tenant, stream.catalog_id)
     merchants = releases.unreleased_merchant_facts(conn, tenant, stream.catalog_id)
     retired = releases.unreleased_retirements(conn, tenant, stream.catalog_id)
+    merged = releases.unreleased_merges(conn, tenant, stream.catalog_id)
     pictures = releases.unreleased_file_facts(conn, tenant, stream.catalog_id)
-    if not items and not listings and not merchants and not retired and not pictures:
+    if not items and not listings and not merchants and not retired and not merged and not pictures:
         raise NothingToRelease(f"catalog {stream.catalog_id} has nothing accepted that is not released")
     release = writer.release(
         items=items,
@@ -138,6 +136,7 @@ def authorize_release(
         merchant_sources=merchants.merchant_sources,
         shipping_policies=merchants.shipping_policies,
         retired_items=retired,
+        merged_items=merged,
         file_facts=pictures,
     )
     details = {
@@ -149,6 +148,7 @@ def authorize_release(
         "merchant_sources": len(merchants.merchant_sources),
         "shipping_policies": len(merchants.shipping_policies),
         "retired_items": len(retired),
+        "merged_items": len(merged),
         "pictures_and_classes": len(pictures),
     }
     record = writer.write(
@@ -169,7 +169,7 @@ def retire_item(conn: Connection, cmd: RetireItem, stream: StreamKey, clock: Clo
     """AW-01 for a retirement, inside the caller's transaction (``app.tenant_id`` = the stream's tenant)."""
     writer = DecisionWriter.lock(conn, stream, clock)
     fingerprint = request_fingerprint(cmd)
-    replayed = _replayed(conn, stream, cmd, fingerprint)
+    replayed = replayed_decision(conn, stream.tenant_id, cmd.idempotency_key, fingerprint)
     if replayed is not None:
         return _retired_of(replayed, replayed=True)
     current = facts.get_item(conn, stream.tenant_id, cmd.item_id)
@@ -202,7 +202,7 @@ def set_release_policy(
     It writes no event: the product service sees releases, not policies."""
     writer = DecisionWriter.lock(conn, stream, clock)
     fingerprint = request_fingerprint(cmd)
-    replayed = _replayed(conn, stream, cmd, fingerprint)
+    replayed = replayed_decision(conn, stream.tenant_id, cmd.idempotency_key, fingerprint)
     if replayed is not None:
         return _policy_of(replayed, replayed=True)
     previous = current_policy(conn, stream.tenant_id, stream.catalog_id)
@@ -244,7 +244,8 @@ class PendingRelease:
     listings: int
     #: Merchants, source bindings and shipping policies together (each a fact a release publishes).
     merchant_facts: int = 0
-    #: Published items retired since: the release removes them from the public catalog (INV-07).
+    #: Published items retired since, and items merged since: the release removes them from the public catalog
+    #: (INV-07), a merged one's id redirecting to its survivor.
     retirements: int = 0
     #: Item pictures and product classes saved or deleted since (seed 004).
     pictures_and_classes: int = 0
@@ -268,6 +269,7 @@ def pending_releases(conn: Connection, tenant_id: str) -> list[PendingRelease]:
         items, listings = _unreleased(conn, tenant_id, catalog.catalog_id)
         merchants = releases.unreleased_merchant_facts(conn, tenant_id, catalog.catalog_id)
         retired = releases.unreleased_retirements(conn, tenant_id, catalog.catalog_id)
+        merged = releases.unreleased_merges(conn, tenant_id, catalog.catalog_id)
         pictures = releases.unreleased_file_facts(conn, tenant_id, catalog.catalog_id)
         pending.append(
             PendingRelease(
@@ -277,7 +279,7 @@ def pending_releases(conn: Connection, tenant_id: str) -> list[PendingRelease]:
                 len(items),
                 len(listings),
                 len(merchants.merchants) + len(merchants.merchant_sources) + len(merchants.shipping_policies),
-                len(retired),
+                len(retired) + len(merged),
                 len(pictures),
             )
         )
@@ -299,14 +301,16 @@ def _unreleased(
     return releases.unreleased(conn, tenant_id, active, mappings)
 
 
-def _replayed(
-    conn: Connection, stream: StreamKey, cmd: CatalogCommand, fingerprint: str
+def replayed_decision(
+    conn: Connection, tenant_id: str, idempotency_key: str | None, fingerprint: str
 ) -> DecisionRecord | None:
-    if cmd.idempotency_key is None:
+    """The decision an operator's command with this key already made (its replay), or None; the same key with
+    another command (``fingerprint``) is IDEMPOTENCY_CONFLICT. Asked under the cursor lock."""
+    if idempotency_key is None:
         return None
-    existing = find_decision_by_key(conn, stream.tenant_id, cmd.idempotency_key)
+    existing = find_decision_by_key(conn, tenant_id, idempotency_key)
     if existing is not None and existing.request_sha256 != fingerprint:
-        raise IdempotencyConflict(f"idempotency key {cmd.idempotency_key} was used for another request")
+        raise IdempotencyConflict(f"idempotency key {idempotency_key} was used for another request")
     return existing
 
 

@@ -110,3 +110,31 @@ class ItemAlreadyRetired(DecisionError):
     """The item is retired already (INV-07: retirement is final): 409 ITEM_RETIRED, nothing written."""
 
     code = "ITEM_RETIRED"
+
+
+class MergeIntoItself(DecisionError):
+    """A merge names the same item as the merged item and the survivor: 422 MERGE_INTO_SELF, nothing written."""
+
+    code = "MERGE_INTO_SELF"
+    status = 422
+
+
+class CrossCatalogItems(DecisionError):
+    """A merge names an item of another catalog than the decision's: 409 CROSS_CATALOG, nothing written (INV-07:
+    a listing only ever maps to an item of its own catalog)."""
+
+    code = "CROSS_CATALOG"
+
+
+class ListingNotOnItem(DecisionError):
+    """A split names a listing that is not currently mapped to the item being split: 409 LISTING_NOT_ON_ITEM
+    (reload the item: its listings may have moved), nothing written."""
+
+    code = "LISTING_NOT_ON_ITEM"
+
+
+class NothingToSplit(DecisionError):
+    """A split that names no listing: 422 NOTHING_TO_SPLIT, nothing written."""
+
+    code = "NOTHING_TO_SPLIT"
+    status = 422

@@ -87,6 +87,16 @@ class EventBatch:
         kind = "catalog_item.created" if item.revision == 1 else "catalog_item.updated"
         self._add(kind, _rev(CATALOG_ITEM, item.item_id, item.revision), item.payload())
 
+    def item_merged(self, merged: ItemState, survivor: ItemState) -> None:
+        """``catalog_item.merged``: ``merged`` at the revision that retired it into ``survivor``."""
+        self._add(
+            "catalog_item.merged",
+            _rev(CATALOG_ITEM, merged.item_id, merged.revision),
+            merged.payload(),
+            # docs/events.md: the surviving item at its current revision.
+            (_rev(CATALOG_ITEM, survivor.item_id, survivor.revision),),
+        )
+
     def listing_observed(self, listing: ListingState) -> None:
         self._add("listing.observed", _rev(LISTING, listing.listing_id, listing.revision), listing.payload())
 
@@ -138,7 +148,7 @@ class EventBatch:
 
     def release_authorized(self, release: Release) -> None:
         # docs/events.md: every item, mapping, merchant, binding and shipping policy revision it publishes, and the
-        # revision that retired each item it removes.
+        # revision that retired or merged each item it removes.
         dependencies = (
             *(_rev(CATALOG_ITEM, i.item_id, i.revision) for i in release.items),
             *(_rev(LISTING_MAPPING, r.mapping.listing_id, r.mapping.revision) for r in release.listings),
@@ -146,6 +156,7 @@ class EventBatch:
             *(_rev(MERCHANT_SOURCE, b.source_id, b.revision) for b in release.merchant_sources),
             *(_rev(SHIPPING_POLICY, p.merchant_id, p.revision) for p in release.shipping_policies),
             *(_rev(CATALOG_ITEM, i.item_id, i.revision) for i in release.retired_items),
+            *(_rev(CATALOG_ITEM, i.item_id, i.revision) for i in release.merged_items),
             *(_rev(f.aggregate_type, f.aggregate_id, f.revision) for f in release.file_facts),
         )
         self._add(

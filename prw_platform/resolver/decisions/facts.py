@@ -27,6 +27,7 @@ from prw_platform.contracts import (
     Identifiers,
     ItemAttribute,
     ItemFields,
+    ItemMergedPayload,
     ItemPayload,
     ListingPayload,
     decimal_string,
@@ -51,9 +52,23 @@ class ItemState:
     brand: str | None
     identifiers: dict[str, str | None]
     attributes: dict[str, dict[str, Any]]
+    #: The item a reviewer merged this one into (a retired item only; INV-07 keeps mappings away from both).
+    merged_into: str | None = None
 
     def payload(self) -> ItemPayload:
-        """The catalog_item payload (docs/events.md, ``prw_platform.contracts``)."""
+        """The catalog_item payload (docs/events.md, ``prw_platform.contracts``): ``ItemMergedPayload`` for a
+        merged item."""
+        if self.merged_into is not None:
+            return ItemMergedPayload(
+                item=self.item_id,
+                profile=self.profile,
+                status="retired",
+                title=self.title,
+                brand=self.brand,
+                identifiers=self._identifiers(),
+                attributes=self._attributes(),
+                merged_into=self.merged_into,
+            )
         return ItemPayload(
             item=self.item_id,
             profile=self.profile,
@@ -184,7 +199,8 @@ def send_get_item(conn: Connection, tenant_id: str, item_id: str) -> Callable[[]
     (in pipeline mode, together with every statement sent in between)."""
     cur = conn.cursor(row_factory=class_row(ItemState))
     cur.execute(
-        """SELECT item_id, catalog_id, revision, status, profile, title, brand, identifiers, attributes
+        """SELECT item_id, catalog_id, revision, status, profile, title, brand, identifiers, attributes,
+                  merged_into
            FROM resolver.catalog_item WHERE tenant_id = %s AND item_id = %s""",
         (tenant_id, item_id),
     )
@@ -197,6 +213,18 @@ def write_retirement(conn: Connection, tenant_id: str, item: ItemState, now: dat
         """UPDATE resolver.catalog_item SET revision = %s, status = %s, updated_at = %s
            WHERE tenant_id = %s AND item_id = %s AND revision = %s""",
         (item.revision, RETIRED, now, tenant_id, item.item_id, item.revision - 1),
+    ).rowcount
+    if updated != 1:
+        raise RuntimeError(f"{item.item_id} changed outside the stream cursor lock")
+
+
+def write_merge(conn: Connection, tenant_id: str, item: ItemState, now: datetime) -> None:
+    """The item at the revision that merged it into ``item.merged_into``: retired, naming its survivor; replaces
+    exactly the previous revision (the cursor lock)."""
+    updated = conn.execute(
+        """UPDATE resolver.catalog_item SET revision = %s, status = %s, merged_into = %s, updated_at = %s
+           WHERE tenant_id = %s AND item_id = %s AND revision = %s""",
+        (item.revision, RETIRED, item.merged_into, now, tenant_id, item.item_id, item.revision - 1),
     ).rowcount
     if updated != 1:
         raise RuntimeError(f"{item.item_id} changed outside the stream cursor lock")
@@ -524,11 +552,26 @@ def items_with_status(conn: Connection, tenant_id: str, catalog_id: str, status:
     """Every item of the catalog with ``status`` (active, retired) at its current revision, by item id."""
     with conn.cursor(row_factory=class_row(ItemState)) as cur:
         return cur.execute(
-            """SELECT item_id, catalog_id, revision, status, profile, title, brand, identifiers, attributes
+            """SELECT item_id, catalog_id, revision, status, profile, title, brand, identifiers, attributes,
+                      merged_into
                FROM resolver.catalog_item WHERE tenant_id = %s AND catalog_id = %s AND status = %s
                ORDER BY item_id""",
             (tenant_id, catalog_id, status),
         ).fetchall()
+
+
+def listings_of_item(
+    conn: Connection, tenant_id: str, item_id: str
+) -> list[tuple[ListingState, MappingState]]:
+    """Every listing currently mapped to ``item_id``, with that mapping, by listing id (a merge or split moves
+    them; index ``listing_mapping_item``)."""
+    with conn.cursor(row_factory=class_row(MappingState)) as cur:
+        mappings = cur.execute(
+            """SELECT listing_id, catalog_id, item_id, revision, decision_id FROM resolver.listing_mapping
+               WHERE tenant_id = %s AND item_id = %s ORDER BY listing_id""",
+            (tenant_id, item_id),
+        ).fetchall()
+    return _with_listings(conn, tenant_id, mappings)
 
 
 def mapped_listings(
@@ -541,6 +584,12 @@ def mapped_listings(
                WHERE tenant_id = %s AND catalog_id = %s ORDER BY listing_id""",
             (tenant_id, catalog_id),
         ).fetchall()
+    return _with_listings(conn, tenant_id, mappings)
+
+
+def _with_listings(
+    conn: Connection, tenant_id: str, mappings: list[MappingState]
+) -> list[tuple[ListingState, MappingState]]:
     with conn.cursor(row_factory=class_row(ListingState)) as cur:
         listings = {
             listing.listing_id: listing

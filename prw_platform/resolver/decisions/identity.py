@@ -135,6 +135,18 @@ def insert_identifiers(
     )
 
 
+def reassign_identifiers(
+    conn: Connection, tenant_id: str, catalog_id: str, merged_item: str, survivor: str
+) -> None:
+    """A merge: the strong identifiers that named ``merged_item`` name ``survivor`` from now on, so a later capture
+    with one of them maps to the survivor instead of opening a ``retired_item`` case."""
+    conn.execute(
+        """UPDATE resolver.item_identifier SET item_id = %s
+           WHERE tenant_id = %s AND catalog_id = %s AND item_id = %s""",
+        (survivor, tenant_id, catalog_id, merged_item),
+    )
+
+
 __all__ = [
     "BRAND_MPN",
     "GTIN",

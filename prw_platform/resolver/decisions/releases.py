@@ -51,6 +51,8 @@ class Release:
     shipping_policies: tuple[ShippingPolicyState, ...] = ()
     #: Items at the revision that retired them: the release removes them and the listings they owned (INV-07).
     retired_items: tuple[ItemState, ...] = ()
+    #: Items at the revision that merged them: removed like retired ones, their ids redirect to ``merged_into``.
+    merged_items: tuple[ItemState, ...] = ()
     #: Item pictures and product classes (seed 004) at their current revisions; a deleted class is removed.
     file_facts: tuple[FileFact, ...] = ()
 
@@ -94,6 +96,11 @@ class Release:
             ),
             retired_items=tuple(
                 contracts.RetiredItem(item=i.item_id, revision=i.revision) for i in self.retired_items
+            ),
+            merged_items=tuple(
+                contracts.MergedItem(item=i.item_id, revision=i.revision, into=i.merged_into)
+                for i in self.merged_items
+                if i.merged_into is not None
             ),
             item_pictures=tuple(
                 contracts.ReleasedItemPictures(item=f.aggregate_id, revision=f.revision, fields=f.payload)
@@ -308,17 +315,33 @@ def released_file_revision(conn: Connection, tenant_id: str, aggregate_type: str
 
 
 def unreleased_retirements(conn: Connection, tenant_id: str, catalog_id: str) -> tuple[ItemState, ...]:
-    """Retired items the catalog still publishes at an earlier revision: the next release removes them (INV-07)."""
-    retired = facts.items_with_status(conn, tenant_id, catalog_id, "retired")
+    """Retired items the catalog still publishes at an earlier revision: the next release removes them (INV-07).
+    Merged items are not among them (``unreleased_merges``)."""
+    retired = [
+        i for i in facts.items_with_status(conn, tenant_id, catalog_id, "retired") if i.merged_into is None
+    ]
+    published = _published_revisions(conn, tenant_id, retired)
+    return tuple(i for i in retired if i.item_id in published and published[i.item_id] < i.revision)
+
+
+def unreleased_merges(conn: Connection, tenant_id: str, catalog_id: str) -> tuple[ItemState, ...]:
+    """Merged items whose merge no release names yet: the next release removes them and redirects their ids to
+    the items they were merged into. Also those never published, so that a chain of merges (a into b, b into c)
+    redirects a through b whatever was public when."""
+    merged = [i for i in facts.items_with_status(conn, tenant_id, catalog_id, "retired") if i.merged_into]
+    published = _published_revisions(conn, tenant_id, merged)
+    return tuple(i for i in merged if published.get(i.item_id, 0) < i.revision)
+
+
+def _published_revisions(conn: Connection, tenant_id: str, items: Sequence[ItemState]) -> dict[str, int]:
     with conn.cursor(row_factory=class_row(_PublishedItem)) as cur:
-        published = {
+        return {
             r.item_id: r.revision
             for r in cur.execute(
                 "SELECT item_id, revision FROM resolver.released_item WHERE tenant_id = %s AND item_id = ANY(%s)",
-                (tenant_id, [i.item_id for i in retired]),
+                (tenant_id, [i.item_id for i in items]),
             )
         }
-    return tuple(i for i in retired if i.item_id in published and published[i.item_id] < i.revision)
 
 
 def next_publication_revision(conn: Connection, tenant_id: str, catalog_id: str) -> int:
@@ -352,15 +375,16 @@ def record_release(
     # Each row keeps the fields its release published (the payload's entry): a snapshot export republishes
     # exactly them, however far the accepted state has moved since (a manual catalog).
     published = _published_fields(release.payload())
-    # A retired item is remembered at the revision that retired it: it is removed once, never published again.
-    for item in (*release.items, *release.retired_items):
+    # A retired or merged item is remembered at the revision that retired it: it is removed once, never published
+    # again; a merged one with the item its id redirects to.
+    for item in (*release.items, *release.retired_items, *release.merged_items):
         conn.execute(
             """INSERT INTO resolver.released_item (tenant_id, catalog_id, item_id, revision, publication_revision,
-                   fields)
-               VALUES (%s, %s, %s, %s, %s, %s)
+                   fields, merged_into)
+               VALUES (%s, %s, %s, %s, %s, %s, %s)
                ON CONFLICT (tenant_id, item_id)
                DO UPDATE SET revision = excluded.revision, publication_revision = excluded.publication_revision,
-                   fields = excluded.fields""",
+                   fields = excluded.fields, merged_into = excluded.merged_into""",
             (
                 tenant_id,
                 item.catalog_id,
@@ -368,6 +392,7 @@ def record_release(
                 item.revision,
                 release.publication_revision,
                 published.get(("items", item.item_id, item.revision)),
+                item.merged_into,
             ),
         )
     for entry in release.listings:
@@ -502,7 +527,7 @@ def released_revisions(conn: Connection, tenant_id: str, catalog_id: str) -> dic
             (tenant_id, catalog_id),
         ).fetchone()
     items = conn.execute(
-        """SELECT item_id, revision, publication_revision, fields FROM resolver.released_item
+        """SELECT item_id, revision, publication_revision, fields, merged_into FROM resolver.released_item
            WHERE tenant_id = %s AND catalog_id = %s ORDER BY item_id""",
         (tenant_id, catalog_id),
     ).fetchall()

@@ -20,7 +20,15 @@ from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection, Database
 from prw_platform.plugins.types import AttributeDefinition
 from prw_platform.resolver import catalogs
-from prw_platform.resolver.decisions import cases, catalog_decisions, facts, identity, invariants, releases
+from prw_platform.resolver.decisions import (
+    cases,
+    catalog_decisions,
+    facts,
+    identity,
+    invariants,
+    item_merges,
+    releases,
+)
 from prw_platform.resolver.decisions.catalog_decisions import (
     AuthorizeRelease,
     ItemRetired,
@@ -49,6 +57,7 @@ from prw_platform.resolver.decisions.errors import (
 )
 from prw_platform.resolver.decisions.events import EventBatch
 from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
+from prw_platform.resolver.decisions.item_merges import ItemsMerged, ItemSplit, MergeItems, SplitItem
 from prw_platform.resolver.decisions.provenance import DecisionDetail, decision_detail
 from prw_platform.resolver.decisions.records import (
     case_decisions,
@@ -136,6 +145,20 @@ class DecisionService:
         """INV-07: retire an item; the next release removes it from the public catalog."""
         return self._catalog_decision(cmd, tenant_id, catalog_decisions.retire_item)
 
+    def merge_items(self, cmd: MergeItems, tenant_id: str) -> ItemsMerged:
+        """A reviewer merges a duplicate item into another: its listings move to the survivor, it is retired, and
+        the next release redirects its public id to the survivor (``item_merges``)."""
+        return self._catalog_decision(cmd, tenant_id, item_merges.merge_items)
+
+    def split_item(self, cmd: SplitItem, tenant_id: str) -> ItemSplit:
+        """A reviewer moves listings off an item to a new item (``item_merges``); the new item's attributes are
+        checked against the installed profile (INV-02)."""
+
+        def split(conn: Connection, cmd: SplitItem, stream: StreamKey, clock: Clock) -> ItemSplit:
+            return item_merges.split_item(conn, cmd, stream, clock, self._definitions)
+
+        return self._catalog_decision(cmd, tenant_id, split)
+
     def decision(self, tenant_id: str, decision_id: str) -> DecisionDetail | None:
         """if_admin_read: the decision of ``tenant_id`` with its facts, events and provenance; None if absent."""
         return self._db.run(
@@ -170,8 +193,10 @@ class DecisionService:
             raise InvariantViolation("INV-02", f"profile {pin} is not installed: {error}") from error
 
 
-_CatalogCommand = TypeVar("_CatalogCommand", AuthorizeRelease, SetReleasePolicy, RetireItem)
-_Outcome = TypeVar("_Outcome", ReleaseAuthorized, ReleasePolicyChange, ItemRetired)
+_CatalogCommand = TypeVar(
+    "_CatalogCommand", AuthorizeRelease, SetReleasePolicy, RetireItem, MergeItems, SplitItem
+)
+_Outcome = TypeVar("_Outcome", ReleaseAuthorized, ReleasePolicyChange, ItemRetired, ItemsMerged, ItemSplit)
 
 
 def _actor_key(actor: str, key: str | None) -> str | None:

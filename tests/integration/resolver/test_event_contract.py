@@ -15,7 +15,13 @@ from prw_platform.contracts import VOCABULARY, validate
 from prw_platform.contracts.vocabulary import undeclared_keys
 from prw_platform.db.database import Database
 from prw_platform.product.events import parse_delivery
-from prw_platform.resolver.decisions import MerchantService, MerchantSpec, ShippingPolicySpec
+from prw_platform.resolver.decisions import (
+    DecisionService,
+    MerchantService,
+    MerchantSpec,
+    MergeItems,
+    ShippingPolicySpec,
+)
 from prw_platform.resolver.decisions.events import EventBatch
 from prw_platform.resolver.decisions.facts import get_item
 from prw_platform.resolver.files.service import CatalogFiles, FileSettings
@@ -117,6 +123,13 @@ def test_every_event_type_the_resolver_builds_passes_the_schema_and_the_product_
         catalog
     )  # merchant.created / .updated, merchant.source_bound, shipping_policy.accepted
     _picture_decisions(catalog, first.item_id, tmp_path / "objects")
+    duplicate = catalog.decide(catalog.create(3))  # catalog_item.merged (and its listing's correction)
+    assert duplicate.item_id
+    reviews = DecisionService(catalog.resolver_db, lambda tenant, catalog_id: catalog.stream, lambda pin: {})
+    merge = MergeItems(
+        catalog.stream.catalog_id, duplicate.item_id, second.item_id, "reviewer:ops", "duplicate"
+    )
+    reviews.merge_items(merge, catalog.tenant_id)
     messages = [*_relayed(relay_db), _item_update(catalog, first.item_id)]
 
     for message in messages:

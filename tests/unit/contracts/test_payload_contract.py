@@ -237,7 +237,7 @@ def test_schema_errors_name_the_payload_field_that_is_wrong() -> None:
 
 def test_the_schema_leaves_an_unknown_type_to_the_consumer_as_unsupported_not_malformed() -> None:
     message = _message()
-    message["type"] = "catalog_item.merged"
+    message["type"] = "catalog_item.archived"
     message["payload"] = {"anything": True}
     validate(SCHEMA, message)
 
@@ -256,5 +256,5 @@ def test_to_message_checks_the_payload_of_a_vocabulary_type_with_its_model() -> 
     change = AcceptedChange.model_validate(message)
     with pytest.raises(SchemaViolation, match="payload/status"):
         change.to_message()
-    unknown = AcceptedChange.model_validate({**message, "type": "catalog_item.merged"})
+    unknown = AcceptedChange.model_validate({**message, "type": "catalog_item.archived"})
     assert unknown.to_message()["payload"]["status"] == "archived"

@@ -68,6 +68,16 @@ class StreamBuilder:
         kind = "created" if self.revision("catalog_item", item_id) == 0 else "updated"
         return self._event(f"catalog_item.{kind}", "catalog_item", item_id, payload)
 
+    def merge(self, item_id: str, into: str) -> dict[str, Any]:
+        """``catalog_item.merged``: ``item_id`` retired into ``into``, which it depends on at its current revision
+        (remap the merged item's listings first, with ``mapping``)."""
+        payload = {**self.items[item_id], "status": "retired", "merged_into": into}
+        self.items[item_id] = payload
+        survivor = AggregateRevision(
+            type="catalog_item", id=into, revision=self.revision("catalog_item", into)
+        )
+        return self._event("catalog_item.merged", "catalog_item", item_id, payload, (survivor,))
+
     def listing(
         self,
         listing_id: str,
@@ -231,7 +241,15 @@ class StreamBuilder:
             and (payload is not None or self.released_picture_facts.get(key, 0) > 0)
             for key, payload in self.picture_facts.items()
         )
-        return bool(items or listings or unreleased_facts or unreleased_pictures)
+        return bool(items or listings or unreleased_facts or unreleased_pictures or self._unreleased_merges())
+
+    def _unreleased_merges(self) -> list[str]:
+        return [
+            item_id
+            for item_id, payload in sorted(self.items.items())
+            if payload.get("merged_into")
+            and self.released_items.get(item_id, 0) < self.revision("catalog_item", item_id)
+        ]
 
     def release(self) -> dict[str, Any]:
         """Publish what changed since the last release (like the resolver's automatic policy)."""
@@ -244,6 +262,14 @@ class StreamBuilder:
             revision = self.revision("catalog_item", item_id)
             fields = {k: v for k, v in self.items[item_id].items() if k != "status"}
             entries_items.append({"item": item_id, "revision": revision, "fields": fields})
+            dependencies.append(AggregateRevision(type="catalog_item", id=item_id, revision=revision))
+            self.released_items[item_id] = revision
+        merged_entries = []
+        for item_id in self._unreleased_merges():
+            revision = self.revision("catalog_item", item_id)
+            merged_entries.append(
+                {"item": item_id, "revision": revision, "into": self.items[item_id]["merged_into"]}
+            )
             dependencies.append(AggregateRevision(type="catalog_item", id=item_id, revision=revision))
             self.released_items[item_id] = revision
         entries_listings = []
@@ -284,6 +310,7 @@ class StreamBuilder:
             # Only when the release publishes some: a release of items alone looks as it always did.
             **{key: entries for key, entries in merchant_entries.items() if entries},
             **{key: entries for key, entries in picture_entries.items() if entries},
+            **({"merged_items": merged_entries} if merged_entries else {}),
         }
         return self._event("release.authorized", "release", release_id, payload, tuple(dependencies))
 

@@ -116,6 +116,8 @@ def _stream_of_every_type() -> dict[str, dict[str, Any]]:
     stream.item("itm_b")
     messages["listing_mapping.created"] = stream.mapping("lst_1", "itm_a")
     messages["listing_mapping.corrected"] = stream.mapping("lst_1", "itm_b")
+    stream.item("itm_c")
+    messages["catalog_item.merged"] = stream.merge("itm_c", "itm_b")
     messages["merchant.created"] = stream.merchant("mer_lumen")
     messages["merchant.updated"] = stream.merchant("mer_lumen", name="Lumen Direct")
     messages["merchant.source_bound"] = stream.bind_source("src_shop_a", "mer_lumen")
@@ -175,6 +177,11 @@ _PAYLOAD_BREAKS = [
     ("product_class.deleted", "aggregate.revision", 1, "revision", True),
     ("product_class.deleted", "payload.class", _DELETE, "class", True),
     ("release.authorized", "payload.item_pictures.0.revision", 0, "revision", True),
+    # Merges.
+    ("catalog_item.merged", "payload.merged_into", _DELETE, "merged_into", True),
+    ("catalog_item.merged", "payload.status", "active", "status", True),
+    ("catalog_item.merged", "aggregate.revision", 1, "revision", True),
+    ("release.authorized", "payload.merged_items.0.into", _DELETE, "into", True),
 ]
 
 
@@ -223,7 +230,7 @@ def test_a_release_whose_publication_revision_is_not_its_revision_is_schema_inva
 
 def test_an_unknown_event_type_is_unsupported_not_silently_skipped() -> None:
     message = _item_message()
-    message["type"] = "catalog_item.merged"
+    message["type"] = "catalog_item.archived"
     with pytest.raises(UnsupportedEventType) as raised:
         parse_delivery(message)
     assert raised.value.code == "UNSUPPORTED_EVENT_TYPE"
