@@ -4,6 +4,15 @@ Plugins import from here and nowhere else in ``prw_platform``. (``prw_platform.p
 contract test bases for plugin test suites; it needs pytest, so it is not imported here.)
 """
 
+from prw_platform.plugins.confidence import (
+    DEFAULT_CONFIDENCE,
+    EVIDENCE_SOURCES,
+    Weighed,
+    claim_confidence,
+    confidence_problem,
+    publication_thresholds,
+    weigh,
+)
 from prw_platform.plugins.conformance import conformance_problem
 from prw_platform.plugins.hookspecs import hookimpl, hookspec
 from prw_platform.plugins.identity import IdentityCandidate, IdentityEvidence, IdentityRule, IdentityVerdict
@@ -26,6 +35,7 @@ from prw_platform.plugins.types import (
     Claim,
     ClaimValue,
     DuplicatePin,
+    EvidenceSource,
     Extraction,
     ExtractionError,
     InvalidPin,
@@ -49,7 +59,9 @@ from prw_platform.plugins.vocabulary import availability_from_text
 
 __all__ = [
     "AUTOLOAD_ENV",
+    "DEFAULT_CONFIDENCE",
     "ENTRYPOINT_GROUP",
+    "EVIDENCE_SOURCES",
     "PLUGIN_API_VERSION",
     "Artifact",
     "AttributeDefinition",
@@ -59,6 +71,7 @@ __all__ = [
     "Claim",
     "ClaimValue",
     "DuplicatePin",
+    "EvidenceSource",
     "Extraction",
     "ExtractionError",
     "IdentityCandidate",
@@ -82,7 +95,10 @@ __all__ = [
     "UnknownAdapterVersion",
     "UnknownProfileVersion",
     "ValueType",
+    "Weighed",
     "availability_from_text",
+    "claim_confidence",
+    "confidence_problem",
     "conformance_problem",
     "get_plugin_manager",
     "hookimpl",
@@ -91,5 +107,7 @@ __all__ = [
     "is_profile_pin",
     "is_rule_pin",
     "list_plugins",
+    "publication_thresholds",
     "register_plugin",
+    "weigh",
 ]

@@ -33,6 +33,7 @@ from typing import get_args
 import pytest
 
 from prw_platform.plugins.cases import AdapterCase, ProfileCase
+from prw_platform.plugins.confidence import confidence_problem
 from prw_platform.plugins.conformance import conformance_problem
 from prw_platform.plugins.manager import get_plugin_manager, register_plugin
 from prw_platform.plugins.pins import is_adapter_pin, is_profile_pin
@@ -51,7 +52,14 @@ from prw_platform.plugins.types import (
     SourceAdapter,
 )
 
-__all__ = ["AdapterCase", "AdapterContract", "ProfileCase", "ProfileContract", "registry_with"]
+__all__ = [
+    "AdapterCase",
+    "AdapterContract",
+    "ProfileCase",
+    "ProfileContract",
+    "claim_matches",
+    "registry_with",
+]
 
 _AVAILABILITY_VALUES = frozenset(get_args(Availability))
 _CLAIM_VALUE_TYPES = (str, int, float, bool)
@@ -174,9 +182,20 @@ class AdapterContract:
             missing = [
                 expected
                 for expected in case.expected_claims
-                if (expected not in claims if isinstance(expected, Claim) else expected not in read)
+                if (
+                    not any(claim_matches(expected, claim) for claim in claims)
+                    if isinstance(expected, Claim)
+                    else expected not in read
+                )
             ]
             assert not missing, f"{case.case_id}: missing {missing}; read {sorted(read, key=repr)}"
+
+    def test_every_claim_rating_is_valid(self, adapter: SourceAdapter, cases: Sequence[AdapterCase]) -> None:
+        """A confidence is a number in [0, 1] with an evidence source and a locator; a source is a known one."""
+        for case in cases:
+            for claim in adapter.extract(case.capture, case.artifacts).claims:
+                problem = confidence_problem(claim)
+                assert problem is None, f"{case.case_id}: {problem}"
 
     def test_expected_listing_fields(self, adapter: SourceAdapter, cases: Sequence[AdapterCase]) -> None:
         for case in cases:
@@ -215,6 +234,20 @@ class AdapterContract:
             assert all(isinstance(d, str) and d for d in diagnostics), f"{case.case_id}: {diagnostics!r}"
 
 
+def claim_matches(expected: Claim, claim: Claim) -> bool:
+    """An expected ``Claim`` matches a read one with the same attribute, value and locator, and the same source
+    and confidence where the expected claim states them (a case recorded before ratings existed still holds)."""
+    return (
+        (expected.attribute, expected.value, expected.evidence_locator)
+        == (claim.attribute, claim.value, claim.evidence_locator)
+        and (expected.source is None or expected.source == claim.source)
+        and (
+            expected.confidence is None
+            or (claim.confidence is not None and math.isclose(expected.confidence, claim.confidence))
+        )
+    )
+
+
 def _junk_claims() -> list[Claim]:
     attributes = [
         "core:gtin",
@@ -238,7 +271,15 @@ def _junk_claims() -> list[Claim]:
         math.nan,
         1.5,
     ]
-    return [Claim(attribute, value, "/junk") for attribute in attributes for value in values]
+    unrated = [Claim(attribute, value, "/junk") for attribute in attributes for value in values]
+    # Rated claims at the edges of [0, 1], and two sources disagreeing at full confidence.
+    rated = [
+        Claim(attribute, value, "/rated", "structured", confidence)
+        for attribute in attributes
+        for value in ("1", "2")
+        for confidence in (0.0, 1.0)
+    ]
+    return unrated + rated
 
 
 class ProfileContract:
@@ -356,9 +397,15 @@ class ProfileContract:
 
 
 def _assert_conforms(profile: NormalizationProfile, result: Normalization, label: str) -> None:
-    keys = [attribute.key for attribute in result.attributes]
-    assert len(keys) == len(set(keys)), f"{label}: an attribute appears twice in {keys}"
-    for attribute in result.attributes:
+    keys = [attribute.key for attribute in (*result.attributes, *result.withheld)]
+    assert len(keys) == len(set(keys)), (
+        f"{label}: an attribute appears twice (published or withheld) in {keys}"
+    )
+    for attribute in (*result.attributes, *result.withheld):
+        confidence = attribute.confidence
+        assert confidence is None or (
+            isinstance(confidence, int | float) and math.isfinite(confidence) and 0 <= confidence <= 1
+        ), f"{label}: {attribute.key} has confidence {confidence!r}, outside [0, 1]"
         definition = profile.definitions.get(attribute.key)
         assert definition is not None, f"{label}: {attribute.key} has no definition in the profile"
         problem = conformance_problem(attribute, definition)

@@ -45,15 +45,30 @@ class CaptureView:
     adapter_hint: str | None = None
 
 
+#: The kind of place a claim was read from: ``structured`` markup (JSON-LD, microdata, RDFa, a feed's fields),
+#: ``meta`` tags (OpenGraph, Twitter cards, ``<meta name>``), the visible ``buy_box`` (the price, the buy action
+#: and the stock statement a visitor acts on), the capture's ``url``, or a ``text`` pattern elsewhere on the page
+#: (a labelled identifier, a statement in the page's prose).
+EvidenceSource = Literal["structured", "meta", "buy_box", "url", "text"]
+
+
 @dataclass(frozen=True, slots=True)
 class Claim:
     """One statement read from the evidence. ``attribute`` is namespaced (``core:gtin``, ``spec:capacity``);
     ``value`` is as found (trimmed, not normalized); ``evidence_locator`` says where (a JSON path into a
-    structured-data block, a CSS selector, a meta property) so a reviewer can find it again."""
+    structured-data block, a CSS selector, a meta property) so a reviewer can find it again.
+
+    ``source`` and ``confidence`` rate the statement on its own: what kind of place it comes from, and how far
+    the adapter trusts it there, in [0, 1]. An adapter that rates nothing leaves both None and its claims count at
+    ``DEFAULT_CONFIDENCE`` (``prw_platform.plugins.confidence``). One claim per independent statement: several
+    claims of one value from different places raise that value's confidence when a profile weighs them, claims of
+    different values lower it."""
 
     attribute: str
     value: ClaimValue
     evidence_locator: str
+    source: EvidenceSource | None = None
+    confidence: float | None = None
 
 
 Availability = Literal[
@@ -132,6 +147,8 @@ class NormalizedAttribute:
     unit: str | None = None
     #: Where the value came from: the evidence locators of the claims it was normalized from.
     evidence_locators: tuple[str, ...] = ()
+    #: How far the value can be trusted, in [0, 1], weighed from its claims (None: the profile does not say).
+    confidence: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,9 +163,14 @@ class NormalizationProblem:
 
 @dataclass(frozen=True, slots=True)
 class Normalization:
+    """``withheld``: values the profile read but holds back because their confidence is under its publication
+    threshold for that attribute (an offer's price, currency or availability); they are not the listing's until a
+    reviewer confirms one (resolution opens an ``offer_uncertain`` case)."""
+
     profile: str
     attributes: tuple[NormalizedAttribute, ...]
     problems: tuple[NormalizationProblem, ...] = ()
+    withheld: tuple[NormalizedAttribute, ...] = ()
 
     def get(self, key: str) -> NormalizedAttribute | None:
         return next((a for a in self.attributes if a.key == key), None)
@@ -173,7 +195,12 @@ class NormalizationProfile(Protocol):
     Two optional members serve the public API's queries (``prw_platform.plugins.query``): ``classes``, a tuple
     of ``ItemClass`` (default none), and ``parse_value(key, text) -> NormalizedAttribute | None``, which reads a
     value a user typed for attribute ``key`` (``"1 TB"``) into the canonical form items are stored in (1000 GB),
-    or None when it cannot (the filter then compares the text as typed)."""
+    or None when it cannot (the filter then compares the text as typed).
+
+    A third optional member decides what is published automatically: ``publication_thresholds``, a mapping of
+    attribute key to the confidence a value needs to become part of the listing's offer (default none: every value
+    is published). A value under its threshold goes to ``Normalization.withheld``
+    (``prw_platform.plugins.confidence.publication_thresholds`` reads the member)."""
 
     name: str
     version: str

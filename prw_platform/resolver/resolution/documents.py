@@ -50,7 +50,13 @@ def json_value(value: object) -> JsonValue:
 
 def claim_documents(claims: Iterable[Claim]) -> list[dict[str, JsonValue]]:
     return [
-        {"attribute": c.attribute, "value": json_value(c.value), "evidence_locator": c.evidence_locator}
+        {
+            "attribute": c.attribute,
+            "value": json_value(c.value),
+            "evidence_locator": c.evidence_locator,
+            "source": c.source,
+            "confidence": c.confidence,
+        }
         for c in claims
     ]
 
@@ -63,6 +69,7 @@ def attribute_documents(attributes: Iterable[NormalizedAttribute]) -> list[dict[
             "unit": a.unit,
             "definition_version": a.definition_version,
             "evidence_locators": list(a.evidence_locators),
+            "confidence": a.confidence,
         }
         for a in attributes
     ]

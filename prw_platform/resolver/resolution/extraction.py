@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Literal, get_args
 
@@ -33,6 +33,7 @@ from prw_platform.plugins import (
     PluginRegistry,
     SourceAdapter,
     UnknownAdapterVersion,
+    confidence_problem,
     is_adapter_pin,
 )
 from prw_platform.resolver.intake.captures import CaptureRecord
@@ -159,6 +160,7 @@ def _checked(extraction: object) -> Extraction | None:
     if not isinstance(extraction, Extraction) or not isinstance(extraction.listing, ListingFields):
         return None
     claims: list[Claim] = []
+    notes: list[str] = []
     for claim in extraction.claims:
         if not (
             isinstance(claim, Claim)
@@ -167,19 +169,30 @@ def _checked(extraction: object) -> Extraction | None:
             and isinstance(claim.value, str | int | float | bool)
         ):
             return None
-        claims.append(
-            Claim(
-                clean_text(claim.attribute),
-                clean_claim_value(claim.value),
-                clean_text(claim.evidence_locator),
-            )
-        )
+        claims.append(_rated(claim, notes))
     return Extraction(
         adapter=clean_text(str(extraction.adapter)),
         claims=tuple(claims),
         listing=_listing(extraction.listing),
-        diagnostics=tuple(clean_text(str(d)) for d in extraction.diagnostics),
+        diagnostics=tuple(clean_text(str(d)) for d in (*extraction.diagnostics, *notes)),
     )
+
+
+def _rated(claim: Claim, notes: list[str]) -> Claim:
+    """The claim, storable; a rating the plugin API refuses (a confidence outside [0, 1] or without an evidence
+    source, an unknown source) is dropped with a diagnostic naming the claim, and the default confidence applies:
+    the value itself is kept, and the stage goes on."""
+    cleaned = Claim(
+        clean_text(claim.attribute), clean_claim_value(claim.value), clean_text(claim.evidence_locator)
+    )
+    problem = confidence_problem(claim)
+    if problem is not None:
+        notes.append(f"claim rating refused: {problem}; the claim counts at the default confidence")
+        source_problem = confidence_problem(replace(claim, confidence=None))
+        source = None if source_problem is not None else claim.source
+        return replace(cleaned, source=source)
+    confidence = None if claim.confidence is None else float(claim.confidence)
+    return replace(cleaned, source=claim.source, confidence=confidence)
 
 
 def _listing(listing: ListingFields) -> ListingFields:

@@ -18,6 +18,7 @@ path never sees it. A profile that raises gives the stage outcome ``normalizatio
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -39,6 +40,7 @@ log = logging.getLogger(__name__)
 
 ProfileRule = Literal["job_pin", "class_definitions", "base_profile"]
 DEFINITION_NONCONFORMANCE = "DEFINITION_NONCONFORMANCE"
+INVALID_CONFIDENCE = "INVALID_CONFIDENCE"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,41 +103,59 @@ def _run(profile: NormalizationProfile, rule: ProfileRule, claims: Sequence[Clai
 
 
 def _conforming(profile: NormalizationProfile, pin: str, result: Normalization) -> Normalization:
-    """INV-02: keep the values that conform to their definition (once per key), report the others."""
-    attributes: list[NormalizedAttribute] = []
+    """INV-02: keep the values that conform to their definition (once per key, published or withheld), report
+    the others. A confidence outside [0, 1] is dropped and reported; the value stays."""
     problems = [_clean_problem(p) for p in result.problems if isinstance(p, NormalizationProblem)]
     seen: set[str] = set()
-    for attribute in result.attributes:
-        if not isinstance(attribute, NormalizedAttribute):
-            problems.append(
-                NormalizationProblem("*", DEFINITION_NONCONFORMANCE, f"{pin} returned {attribute!r}")
+    kept: tuple[list[NormalizedAttribute], list[NormalizedAttribute]] = ([], [])
+    for values, into in ((result.attributes, kept[0]), (result.withheld, kept[1])):
+        for attribute in values:
+            if not isinstance(attribute, NormalizedAttribute):
+                problems.append(
+                    NormalizationProblem("*", DEFINITION_NONCONFORMANCE, f"{pin} returned {attribute!r}")
+                )
+                continue
+            attribute = _clean_attribute(attribute, problems)
+            definition = profile.definitions.get(attribute.key)
+            problem = (
+                f"{attribute.key} is given twice"
+                if attribute.key in seen
+                else f"{attribute.key} has no definition in {pin}"
+                if definition is None
+                else conformance_problem(attribute, definition)
             )
-            continue
-        attribute = _clean_attribute(attribute)
-        definition = profile.definitions.get(attribute.key)
-        problem = (
-            f"{attribute.key} is given twice"
-            if attribute.key in seen
-            else f"{attribute.key} has no definition in {pin}"
-            if definition is None
-            else conformance_problem(attribute, definition)
-        )
-        if problem is not None:
-            problems.append(NormalizationProblem(attribute.key, DEFINITION_NONCONFORMANCE, problem))
-            continue
-        seen.add(attribute.key)
-        attributes.append(attribute)
-    return Normalization(pin, tuple(attributes), tuple(problems))
+            if problem is not None:
+                problems.append(NormalizationProblem(attribute.key, DEFINITION_NONCONFORMANCE, problem))
+                continue
+            seen.add(attribute.key)
+            into.append(attribute)
+    return Normalization(pin, tuple(kept[0]), tuple(problems), tuple(kept[1]))
 
 
-def _clean_attribute(attribute: NormalizedAttribute) -> NormalizedAttribute:
+def _clean_attribute(
+    attribute: NormalizedAttribute, problems: list[NormalizationProblem]
+) -> NormalizedAttribute:
     value = clean_text(attribute.value) if isinstance(attribute.value, str) else attribute.value
+    confidence = attribute.confidence
+    if confidence is not None and not (
+        isinstance(confidence, int | float)
+        and not isinstance(confidence, bool)
+        and math.isfinite(confidence)
+        and 0 <= confidence <= 1
+    ):
+        problems.append(
+            NormalizationProblem(
+                attribute.key, INVALID_CONFIDENCE, f"confidence {confidence!r} is outside [0, 1]; dropped"
+            )
+        )
+        confidence = None
     return NormalizedAttribute(
         attribute.key,
         value,
         attribute.definition_version,
         attribute.unit,
         tuple(clean_text(str(locator)) for locator in attribute.evidence_locators),
+        None if confidence is None else float(confidence),
     )
 
 

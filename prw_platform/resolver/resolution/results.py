@@ -105,8 +105,9 @@ def insert_extraction(
     )
     with conn.cursor() as cursor:
         cursor.executemany(
-            """INSERT INTO resolver.extracted_claim (tenant_id, job_id, ordinal, attribute, value, evidence_locator)
-               VALUES (%s, %s, %s, %s, %s, %s)""",
+            """INSERT INTO resolver.extracted_claim
+                   (tenant_id, job_id, ordinal, attribute, value, evidence_locator, source, confidence)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s)""",
             [
                 (
                     job.tenant_id,
@@ -115,6 +116,8 @@ def insert_extraction(
                     c.attribute,
                     Jsonb(json_value(c.value)),
                     c.evidence_locator,
+                    c.source,
+                    c.confidence,
                 )
                 for ordinal, c in enumerate(extraction.claims)
             ],
@@ -153,8 +156,8 @@ def insert_normalization(
     with conn.cursor() as cursor:
         cursor.executemany(
             """INSERT INTO resolver.normalized_attribute
-                   (tenant_id, job_id, key, value, unit, definition_version, evidence_locators)
-               VALUES (%s, %s, %s, %s, %s, %s, %s)""",
+                   (tenant_id, job_id, key, value, unit, definition_version, evidence_locators, confidence, withheld)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)""",
             [
                 (
                     job.tenant_id,
@@ -164,8 +167,14 @@ def insert_normalization(
                     a.unit,
                     a.definition_version,
                     Jsonb(list(a.evidence_locators)),
+                    a.confidence,
+                    withheld,
                 )
-                for a in (result.attributes if result else ())
+                for withheld, attributes in (
+                    (False, result.attributes if result else ()),
+                    (True, result.withheld if result else ()),
+                )
+                for a in attributes
             ],
         )
 
@@ -238,7 +247,7 @@ def load_extraction(conn: Connection, tenant_id: str, job_id: str, view: Capture
     with conn.cursor(row_factory=class_row(Claim)) as cur:
         claims = tuple(
             cur.execute(
-                """SELECT attribute, value, evidence_locator FROM resolver.extracted_claim
+                """SELECT attribute, value, evidence_locator, source, confidence FROM resolver.extracted_claim
                    WHERE tenant_id = %s AND job_id = %s ORDER BY ordinal""",
                 (tenant_id, job_id),
             ).fetchall()
@@ -276,16 +285,23 @@ def load_normalization(
         return True, NormalizationRun(profile, row.profile, cast(ProfileRule, row.profile_rule), None, error)
     with conn.cursor(row_factory=class_row(_AttributeRow)) as cur:
         rows = cur.execute(
-            """SELECT key, value, unit, definition_version, evidence_locators FROM resolver.normalized_attribute
-               WHERE tenant_id = %s AND job_id = %s ORDER BY key""",
+            """SELECT key, value, unit, definition_version, evidence_locators, confidence, withheld
+               FROM resolver.normalized_attribute WHERE tenant_id = %s AND job_id = %s ORDER BY key""",
             (tenant_id, job_id),
         ).fetchall()
-    attributes = tuple(
-        NormalizedAttribute(
-            r.key, _typed(profile, r.key, r.value), r.definition_version, r.unit, tuple(r.evidence_locators)
+    values = {
+        r.key: NormalizedAttribute(
+            r.key,
+            _typed(profile, r.key, r.value),
+            r.definition_version,
+            r.unit,
+            tuple(r.evidence_locators),
+            r.confidence,
         )
         for r in rows
-    )
+    }
+    attributes = tuple(values[r.key] for r in rows if not r.withheld)
+    withheld = tuple(values[r.key] for r in rows if r.withheld)
     problems = tuple(
         NormalizationProblem(p["attribute"], p["code"], p["message"], p.get("raw_value"))
         for p in row.problems
@@ -294,7 +310,7 @@ def load_normalization(
         profile,
         row.profile,
         cast(ProfileRule, row.profile_rule),
-        Normalization(row.profile, attributes, problems),
+        Normalization(row.profile, attributes, problems, withheld),
     )
 
 
@@ -305,6 +321,8 @@ class _AttributeRow:
     unit: str | None
     definition_version: int
     evidence_locators: list[str]
+    confidence: float | None
+    withheld: bool
 
 
 def _typed(profile: NormalizationProfile, key: str, value: Any) -> Any:
@@ -426,7 +444,7 @@ def latest_results(conn: Connection, tenant_id: str, capture_id: str) -> Capture
     attributes = (
         conn.execute(
             """SELECT key, value, unit FROM resolver.normalized_attribute
-               WHERE tenant_id = %s AND job_id = %s ORDER BY key""",
+               WHERE tenant_id = %s AND job_id = %s AND NOT withheld ORDER BY key""",
             (tenant_id, normalize["job_id"]),
         ).fetchall()
         if normalize is not None

@@ -211,6 +211,8 @@ def test_page_without_a_strong_identifier_opens_a_review_case_with_ranked_candid
         "attribute": "core:title",
         "value": "ACME Racing Bike in black (2008)",
         "evidence_locator": "jsonld[0].name",
+        "source": None,
+        "confidence": None,
     }
     assert evidence["identifiers"] == {"core:gtin": None, "core:brand": None, "core:mpn": None}
     assert (evidence["adapter"], evidence["profile"], evidence["stage_outcome"]) == (
