@@ -122,6 +122,7 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "product.public_shipping_policy": "prw_platform.product.public.store",
         "product.public_item_pictures": "prw_platform.product.public.store",
         "product.public_class": "prw_platform.product.public.store",
+        "product.public_item_redirect": "prw_platform.product.public.store",
     }
 )
 

@@ -3,7 +3,8 @@
 
 The public rows are copied from the release's snapshot, never from the live projection, so an item revision applied
 after the release was authorized stays private until a later release; a retired item the release names leaves the
-public catalog with the listings it owned. The rows are written through ``public_store``, which owns
+public catalog with the listings it owned, and a merged one leaves a redirect to the item it was merged into. The
+rows are written through ``public_store``, which owns
 ``public_item``, ``public_listing`` and ``release_pointer``.
 """
 
@@ -33,6 +34,10 @@ def apply_release(
     """Called by the consumer once the release's dependencies (and the previous release) are applied."""
     for retired in release.retired_items:
         public_store.withdraw_item(conn, scope, retired.item)
+    for merged in release.merged_items:
+        # Its listings are in this release under the survivor: withdrawn first, they are published again below.
+        public_store.withdraw_item(conn, scope, merged.item)
+        public_store.redirect_item(conn, scope, merged.item, merged.into, release.publication_revision)
     for item in release.items:
         public_store.publish_item(
             conn,

@@ -104,6 +104,17 @@ def public_json(
     )
 
 
+def public_redirect(request: Request, location: str, release: Release) -> Response:
+    """301 Moved Permanently to ``location``: an item merged into another answers with the item it leads to now.
+    The redirect changes only with a release, so it carries the release's ETag and Cache-Control like a document
+    (``If-None-Match`` with that ETag was answered 304 before the read); ``If-None-Match: *`` does not match it,
+    as the merged item has no current document of its own (RFC 9110 13.1.2)."""
+    return Response(
+        status_code=301,
+        headers={"Location": location, "ETag": etag_of(release), "Cache-Control": cache_control(request)},
+    )
+
+
 def public_page(
     request: Request,
     catalog: PublicCatalog,

@@ -124,6 +124,8 @@ class Detail(Generic[T]):
 
     release: Release
     entry: T | None
+    #: An item the release served does not publish because it was merged: the public item its id leads to now.
+    moved_to: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +201,8 @@ class ItemListings:
     #: (item id, published_revision, publication_revision) of the public item, or None.
     item: PublicItem | None
     listings: tuple[MerchantListing, ...]
+    #: The public item a merged item's id leads to now (``item`` is None then).
+    moved_to: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

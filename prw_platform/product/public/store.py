@@ -126,6 +126,22 @@ def withdraw_item(conn: Connection, scope: ProjectedScope, item_id: str) -> None
     )
 
 
+def redirect_item(
+    conn: Connection, scope: ProjectedScope, item_id: str, target_item_id: str, publication: int
+) -> None:
+    """A merged item's public id leads to the item it was merged into (its public redirect); the merged item left
+    the public catalog with ``withdraw_item``."""
+    conn.execute(
+        """INSERT INTO product.public_item_redirect (tenant_id, catalog_id, generation, item_id, target_item_id,
+               publication_revision)
+           VALUES (%s, %s, %s, %s, %s, %s)
+           ON CONFLICT (tenant_id, catalog_id, generation, item_id) DO UPDATE
+              SET target_item_id = excluded.target_item_id,
+                  publication_revision = excluded.publication_revision, released_at = now()""",
+        (*_scope_key(scope), item_id, target_item_id, publication),
+    )
+
+
 def publish_item_pictures(
     conn: Connection,
     scope: ProjectedScope,
@@ -274,6 +290,7 @@ GENERATION_TABLES: Final = (
     "product.public_merchant",
     "product.public_item_pictures",
     "product.public_class",
+    "product.public_item_redirect",
 )
 
 
@@ -306,11 +323,32 @@ _PICTURES_OF = """(SELECT pp.fields FROM product.public_item_pictures pp
      WHERE pp.tenant_id = %(tenant)s AND pp.catalog_id = %(catalog)s AND pp.generation = {generation}
        AND pp.item_id = i.item_id)"""
 
+#: Where item ``%(item)s`` moved, when it is not public (``i``): it was merged into another item, maybe merged in
+#: turn (a into b, b into c), and the public item at the end of its redirects is the answer; null when there is
+#: none (not merged, or the end is not public). Merges never form a cycle (a survivor is active), and the depth is
+#: bounded anyway.
+_MOVED_TO = """CASE WHEN i.item_id IS NULL THEN (
+    WITH RECURSIVE chain (item_id, depth) AS (
+        SELECT r.target_item_id, 1 FROM product.public_item_redirect r
+         WHERE r.tenant_id = %(tenant)s AND r.catalog_id = %(catalog)s AND r.generation = p.generation
+           AND r.item_id = %(item)s
+        UNION ALL
+        SELECT r.target_item_id, c.depth + 1 FROM chain c
+          JOIN product.public_item_redirect r
+            ON r.tenant_id = %(tenant)s AND r.catalog_id = %(catalog)s AND r.generation = p.generation
+           AND r.item_id = c.item_id
+         WHERE c.depth < 64)
+    SELECT c.item_id FROM chain c
+      JOIN product.public_item t
+        ON t.tenant_id = %(tenant)s AND t.catalog_id = %(catalog)s AND t.generation = p.generation
+       AND t.item_id = c.item_id
+     ORDER BY c.depth DESC LIMIT 1) END"""
+
 _ITEM_DETAIL = sql.SQL(
     """WITH {scope}
 SELECT p.generation, p.publication_revision AS current_revision, i.item_id, i.published_revision,
        i.publication_revision, i.fields, CASE WHEN i.item_id IS NULL THEN NULL ELSE {listings} END AS listings,
-       {pictures} AS pictures
+       {pictures} AS pictures, {moved_to} AS moved_to
   FROM pointer p
   LEFT JOIN product.public_item i
     ON i.tenant_id = %(tenant)s AND i.catalog_id = %(catalog)s AND i.generation = p.generation
@@ -319,6 +357,7 @@ SELECT p.generation, p.publication_revision AS current_revision, i.item_id, i.pu
     scope=_SCOPE,
     listings=sql.SQL(_LISTINGS_OF),
     pictures=sql.SQL(_PICTURES_OF).format(generation=sql.SQL("p.generation")),
+    moved_to=sql.SQL(_MOVED_TO),
 )
 
 _MATCHED = """matched AS NOT MATERIALIZED (
@@ -416,12 +455,17 @@ SELECT p.generation, p.publication_revision AS current_revision, i.item_id, i.pu
        coalesce((SELECT jsonb_agg({listing} ORDER BY l.listing_id)
                    FROM product.public_listing l
                   WHERE l.tenant_id = %(tenant)s AND l.catalog_id = %(catalog)s AND l.generation = i.generation
-                    AND l.item_id = i.item_id), '[]'::jsonb) AS listings
+                    AND l.item_id = i.item_id), '[]'::jsonb) AS listings,
+       {moved_to} AS moved_to
   FROM pointer p
   LEFT JOIN product.public_item i
     ON i.tenant_id = %(tenant)s AND i.catalog_id = %(catalog)s AND i.generation = p.generation
    AND i.item_id = %(item)s"""
-).format(scope=_SCOPE, listing=sql.SQL(_LISTING_DOCUMENT).format(merchant=sql.SQL(_LISTING_MERCHANT)))
+).format(
+    scope=_SCOPE,
+    listing=sql.SQL(_LISTING_DOCUMENT).format(merchant=sql.SQL(_LISTING_MERCHANT)),
+    moved_to=sql.SQL(_MOVED_TO),
+)
 
 _BASKET = sql.SQL(
     """WITH {scope}
@@ -499,13 +543,14 @@ def release_read(tenant_id: str, catalog_id: str) -> OneRead[Release]:
 
 
 def item_detail_read(tenant_id: str, catalog_id: str, item_id: str) -> OneRead[Detail[PublicItem]]:
-    """A released item with the listings it publicly owns (INV-01) and its released pictures."""
+    """A released item with the listings it publicly owns (INV-01) and its released pictures; for an item merged
+    away, the public item it moved to (``Detail.moved_to``)."""
     return _read(tenant_id, catalog_id, _ITEM_DETAIL, _item_detail_of, Detail(NO_RELEASE, None), item=item_id)
 
 
 def _item_detail_of(row: dict[str, Any]) -> Detail[PublicItem]:
     if row["item_id"] is None:
-        return Detail(release_of(row), None)
+        return Detail(release_of(row), None, _text_or_none(row["moved_to"]))
     listings = tuple(listing_of(entry) for entry in list_of(row["listings"]))
     item = PublicItem(
         str(row["item_id"]),
@@ -516,6 +561,10 @@ def _item_detail_of(row: dict[str, Any]) -> Detail[PublicItem]:
         pictures_of(row["pictures"]),
     )
     return Detail(release_of(row), item)
+
+
+def _text_or_none(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def page_read(
@@ -561,11 +610,12 @@ def source_read(tenant_id: str, catalog_id: str, source_id: str) -> OneRead[Sour
 
 
 def item_listings_read(tenant_id: str, catalog_id: str, item_id: str) -> OneRead[ItemListings]:
-    """A released item's public listings, each with its public merchant and latest released inventory."""
+    """A released item's public listings, each with its public merchant and latest released inventory; for an item
+    merged away, the public item it moved to (``ItemListings.moved_to``)."""
 
     def of_row(row: dict[str, Any]) -> ItemListings:
         if row["item_id"] is None:
-            return ItemListings(release_of(row), None, ())
+            return ItemListings(release_of(row), None, (), _text_or_none(row["moved_to"]))
         item = PublicItem(
             str(row["item_id"]), int_of(row["published_revision"]), int_of(row["publication_revision"]), {}
         )

@@ -132,9 +132,12 @@ def snapshot_events(
 
 
 def _event_type(aggregate: str, payload: dict[str, Any], default: str) -> str:
-    """A product class exported as its deletion carries only its id (``product_class.deleted``)."""
+    """A product class exported as its deletion carries only its id (``product_class.deleted``); a merged item
+    names its survivor (``catalog_item.merged``)."""
     if aggregate == "product_class" and "name" not in payload:
         return "product_class.deleted"
+    if aggregate == "catalog_item" and "merged_into" in payload:
+        return "catalog_item.merged"
     return default
 
 
@@ -320,6 +323,11 @@ def _release_payloads(release: dict[str, Any], state: LoadedState, current: int)
 
     groups[current] = {}
     for entry in release.get("items", []):
+        if entry.get("merged_into") is not None:  # removed by a merge: its id redirects (migration 0026)
+            group(entry, "merged_items").append(
+                {"item": entry["item_id"], "revision": entry["revision"], "into": entry["merged_into"]}
+            )
+            continue
         if entry.get("fields") is not None:  # what the release published (migration 0020)
             group(entry, "items").append(
                 {"item": entry["item_id"], "revision": entry["revision"], "fields": entry["fields"]}
@@ -411,6 +419,7 @@ def _release_payloads(release: dict[str, Any], state: LoadedState, current: int)
                     "shipping_policies": rows.get("shipping_policies", []),
                     "item_pictures": rows.get("item_pictures", []),
                     "classes": rows.get("classes", []),
+                    "merged_items": rows.get("merged_items", []),
                 }
             )
             for revision, rows in groups.items()

@@ -46,6 +46,7 @@ from prw_platform.services import (
     ClientSpec,
     ItemFilters,
     MerchantSpec,
+    MergeItems,
     ProvisionedClient,
     RetireItem,
 )
@@ -769,3 +770,38 @@ def test_a_manual_catalog_rebuilds_what_its_release_published_though_the_accepte
 
     assert result.generation == 2
     assert _table_state(platform, stream.catalog_id, 2, _PUBLIC_TABLES) == live
+
+
+_MERGE_TABLES = {
+    **_PUBLIC_TABLES,
+    "item_projection": "item_id, revision, status, fields",
+    "public_item_redirect": "item_id, target_item_id, publication_revision",
+}
+
+
+def test_a_rebuild_keeps_the_redirects_of_merged_items_through_a_chain(deployment: Deployment) -> None:
+    """Items merged (a into b, b into c) on a catalog that releases automatically: the rebuilt generation has the
+    merged items retired with their survivors, the survivor's listings and the public redirects of the live one."""
+    stream = deployment.stream()
+    stream.decide(3)
+    with psycopg.connect(deployment.platform.urls.main) as conn:
+        a, b, c = (
+            row[0]
+            for row in conn.execute(
+                "SELECT item_id FROM resolver.catalog_item WHERE catalog_id = %s ORDER BY item_id",
+                (stream.catalog_id,),
+            ).fetchall()
+        )
+    for merged, survivor in ((a, b), (b, c)):
+        deployment.platform.decisions.merge_items(
+            MergeItems(stream.catalog_id, merged, survivor, "reviewer:ada", "duplicates"), TENANT
+        )
+    stream.deliver_live()
+    live = _table_state(deployment.platform, stream.catalog_id, 1, _MERGE_TABLES)
+    assert [row[:2] for row in live["public_item_redirect"]] == sorted([(a, b), (b, c)])
+    assert [row[0] for row in live["public_item"]] == [c]
+
+    result = stream.rebuild().run(TENANT, stream.catalog_id)
+
+    assert result.generation == 2
+    assert _table_state(deployment.platform, stream.catalog_id, 2, _MERGE_TABLES) == live

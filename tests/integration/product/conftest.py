@@ -39,6 +39,7 @@ PRODUCT_TABLES = (
     "product_class_projection",
     "public_item_pictures",
     "public_class",
+    "public_item_redirect",
 )
 
 

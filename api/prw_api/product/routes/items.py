@@ -1,6 +1,7 @@
 """if_product_query: GET /v1/items and GET /v1/items/{item_id}, released data only.
 
-Both go through THE public serializer (``prw_platform.product.public.items``); the response models document its output
+An item merged into another answers 301 with the public item its id leads to now. Both go through THE public
+serializer (``prw_platform.product.public.items``); the response models document its output
 (models.py). Public reads carry no identity; the deployment's catalog is the scope. Every response carries the
 release's ETag (with the window of the picture links it carries) and a Cache-Control; ``If-None-Match`` with the
 current ETag is a 304 (caching.py).
@@ -9,11 +10,12 @@ current ETag is a 304 (caching.py).
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request, Response
 
 from prw_api.errors import ApiError, ErrorBody
-from prw_api.product.caching import not_modified_async, public_json
+from prw_api.product.caching import not_modified_async, public_json, public_redirect
 from prw_api.product.deps import ITEM_QUERY_OPENAPI, catalog_of, item_query_of
 from prw_api.product.models import ItemPageBody, PublicItemDetailBody
 from prw_api.routing import PlatformRoute
@@ -26,6 +28,14 @@ NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
     304: {"description": "Not Modified: If-None-Match names the current release's ETag"}
 }
 ERRORS: dict[int | str, dict[str, Any]] = {status: {"model": ErrorBody} for status in (422, 429, 503)}
+#: An item a reviewer merged into another: its id answers with the item it leads to now.
+MOVED: dict[int | str, dict[str, Any]] = {
+    301: {
+        "description": "Moved Permanently: the item was merged into another; Location names the public item its id "
+        "leads to now (through every later merge)",
+        "headers": {"Location": {"description": "The surviving item's URL", "schema": {"type": "string"}}},
+    }
+}
 
 
 @router.get(
@@ -58,7 +68,7 @@ async def list_items(request: Request) -> Response:
     name="getItem",
     summary="One released item with the listings it publicly owns",
     response_model=PublicItemDetailBody,
-    responses={**NOT_MODIFIED, 404: {"model": ErrorBody}, **ERRORS},
+    responses={**MOVED, **NOT_MODIFIED, 404: {"model": ErrorBody}, **ERRORS},
 )
 async def get_item(request: Request, item_id: str) -> Response:
     catalog = catalog_of(request)
@@ -66,6 +76,8 @@ async def get_item(request: Request, item_id: str) -> Response:
     if (cached := await not_modified_async(request, catalog, pictures)) is not None:
         return cached
     detail = await catalog.item_detail_async(item_id)
+    if detail.entry is None and detail.moved_to is not None:
+        return public_redirect(request, f"/v1/items/{quote(detail.moved_to, safe='')}", detail.release)
     if detail.entry is None:
         # if_product_query: 404 NOT_FOUND, for an unknown item and for one no applied release has published.
         raise ApiError(404, "NOT_FOUND", f"no public item {item_id!r}")

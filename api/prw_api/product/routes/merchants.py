@@ -4,14 +4,15 @@ released data only, with the release's ETag and Cache-Control (304 on If-None-Ma
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request, Response
 
 from prw_api.errors import ApiError, ErrorBody
-from prw_api.product.caching import not_modified, public_entry, public_json, public_page
+from prw_api.product.caching import not_modified, public_entry, public_json, public_page, public_redirect
 from prw_api.product.deps import CatalogDep, CursorQuery, limit_query
 from prw_api.product.models import ItemListingsBody, MerchantBody, MerchantPageBody
-from prw_api.product.routes.items import ERRORS, NOT_MODIFIED
+from prw_api.product.routes.items import ERRORS, MOVED, NOT_MODIFIED
 from prw_api.routing import PlatformRoute
 from prw_platform.services import (
     DEFAULT_PAGE_SIZE,
@@ -61,12 +62,14 @@ def get_merchant(request: Request, merchant_id: str, catalog: CatalogDep) -> Res
     name="listItemListings",
     summary="A released item's public listings, each with its merchant, original URL and latest inventory",
     response_model=ItemListingsBody,
-    responses={**NOT_MODIFIED, 404: {"model": ErrorBody}, **ERRORS},
+    responses={**MOVED, **NOT_MODIFIED, 404: {"model": ErrorBody}, **ERRORS},
 )
 def list_item_listings(request: Request, item_id: str, catalog: CatalogDep) -> Response:
     if (cached := not_modified(request, catalog)) is not None:
         return cached
     found = catalog.item_listings(item_id)
+    if found.item is None and found.moved_to is not None:
+        return public_redirect(request, f"/v1/items/{quote(found.moved_to, safe='')}/listings", found.release)
     if found.item is None:
         raise ApiError(404, "NOT_FOUND", f"no public item {item_id!r}")
     return public_json(request, serialize_item_listings(found.item, found.listings), found.release)
