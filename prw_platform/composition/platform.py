@@ -23,7 +23,7 @@ from prw_platform.queues import (
 )
 from prw_platform.queues.operations import DeadLetterOperations
 from prw_platform.resolver.catalogs import CatalogSpec, SourceSpec
-from prw_platform.resolver.resolution.matching import CATALOG_SOURCE, LISTING_SOURCE, MatchingBench
+from prw_platform.resolver.resolution.matching import EvaluationSources, MatchingBench
 from prw_platform.resolver.stream.retention import RetentionControl
 from prw_platform.runtime.stages import StageRegistry
 
@@ -90,9 +90,10 @@ class Platform(CurationServices, ProductServices):
 
     def matching_bench(self, tenant_id: str, catalog_id: str) -> MatchingBench:
         """``prw eval matching``: a catalog of its own for one benchmark run, provisioned here (safe to repeat)."""
+        own = EvaluationSources.of(catalog_id)
         sources = (
-            SourceSpec(CATALOG_SOURCE, "evaluation catalog"),
-            SourceSpec(LISTING_SOURCE, "evaluation listings"),
+            SourceSpec(own.catalog, "evaluation catalog"),
+            SourceSpec(own.listings, "evaluation listings"),
         )
         self.catalogs.provision(
             CatalogSpec(tenant_id, catalog_id, f"matching evaluation {catalog_id}", sources=sources)

@@ -15,7 +15,14 @@ from prw_platform.plugins.confidence import (
 )
 from prw_platform.plugins.conformance import conformance_problem
 from prw_platform.plugins.hookspecs import hookimpl, hookspec
-from prw_platform.plugins.identity import IdentityCandidate, IdentityEvidence, IdentityRule, IdentityVerdict
+from prw_platform.plugins.identity import (
+    CandidateScore,
+    IdentityCandidate,
+    IdentityEvidence,
+    IdentityRule,
+    IdentityVerdict,
+    ScoringIdentityRule,
+)
 from prw_platform.plugins.introspection import list_plugins
 from prw_platform.plugins.manager import (
     AUTOLOAD_ENV,
@@ -50,6 +57,7 @@ from prw_platform.plugins.types import (
     PluginError,
     PluginInfo,
     PluginLoadError,
+    RuleFired,
     SourceAdapter,
     UnknownAdapterVersion,
     UnknownProfileVersion,
@@ -67,6 +75,7 @@ __all__ = [
     "AttributeDefinition",
     "AttributeValue",
     "Availability",
+    "CandidateScore",
     "CaptureView",
     "Claim",
     "ClaimValue",
@@ -91,6 +100,8 @@ __all__ = [
     "PluginInfo",
     "PluginLoadError",
     "PluginRegistry",
+    "RuleFired",
+    "ScoringIdentityRule",
     "SourceAdapter",
     "UnknownAdapterVersion",
     "UnknownProfileVersion",

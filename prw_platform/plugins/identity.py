@@ -8,11 +8,17 @@ database and never creates an item; the decision it leads to is recorded with th
 
 Rules are pinned like profiles: ``<name>@N`` (``strong_identifier_match@1``); the platform runs the newest
 installed version of each rule, in name order, and the first verdict wins.
+
+A rule may also *score* (``ScoringIdentityRule``): give every offered candidate a match probability with the
+evidence behind it. The platform then orders the review-case candidates by that probability (what a reviewer
+sees first) and records the probability and evidence with the decision; ``decide`` still answers alone whether
+one candidate is sure enough to map automatically. When several scoring rules are installed, the first in rule
+order scores.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 
@@ -46,6 +52,19 @@ class IdentityVerdict:
 
     item_id: str
     rationale: str
+    #: A scoring rule's match probability for this candidate (None: the rule does not score).
+    probability: float | None = None
+    #: What the probability rests on, one finding per entry ("model number sx110is in both titles").
+    evidence: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateScore:
+    """A scoring rule's view of one candidate: the probability that it is the listing's product."""
+
+    item_id: str
+    probability: float
+    evidence: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -57,4 +76,13 @@ class IdentityRule(Protocol):
 
     def decide(self, evidence: IdentityEvidence) -> IdentityVerdict | None:
         """A verdict on one of ``evidence.candidates``, or None (a reviewer decides)."""
+        ...
+
+
+@runtime_checkable
+class ScoringIdentityRule(IdentityRule, Protocol):
+    """An identity rule that also gives every candidate a match probability."""
+
+    def score(self, evidence: IdentityEvidence) -> tuple[CandidateScore, ...]:
+        """One score per candidate of ``evidence.candidates`` (any order; a candidate left out scores 0)."""
         ...

@@ -9,6 +9,8 @@ reviewer and decides nothing (only a human, or an identity rule plugin, maps a l
           + 0.1 if the brands agree                      (the brand claim, else the title's first word)
 
 ties broken by item id, so the ranking is deterministic; each candidate's ``reason`` names what contributed.
+The first ``POOL_SIZE`` by that score are the pool offered to the identity rules; a scoring rule (``scored_match``)
+re-orders them by match probability before the first ``MAX_CANDIDATES`` become the review case's candidates.
 Items are read with ``pg_trgm`` where the server has it (nearest titles and model-number matches, through the
 GiST index); without it (the embedded server) the catalog's active items are scanned, bounded. Only active items
 are candidates (INV-07).
@@ -32,6 +34,9 @@ from prw_platform.resolver.decisions.facts import (
 )
 
 MAX_CANDIDATES = 5
+#: Candidates offered to the identity rules (the true item is among the first 20 for every labelled match of the
+#: Abt-Buy and Amazon-Google validation splits).
+POOL_SIZE = 20
 #: Nearest titles read from the trigram index before ranking.
 _NEAREST = 50
 #: Items scanned when the server has no pg_trgm: bounded for a large catalog.
@@ -124,9 +129,18 @@ def score_item(listing: ListingKey, item: ItemSummary) -> Candidate:
     return Candidate(item.item_id, round(score, 4), "; ".join(reasons))
 
 
-def rank_candidates(
+@dataclass(frozen=True, slots=True)
+class PooledItem:
+    """A candidate item with what the rules compare: its title and brand."""
+
+    item: ItemSummary
+    candidate: Candidate
+
+
+def candidate_pool(
     conn: Connection, tenant_id: str, catalog_id: str, *, brand: str | None, title: str | None
-) -> tuple[Candidate, ...]:
+) -> tuple[PooledItem, ...]:
+    """The first ``POOL_SIZE`` active items by candidate score (score above 0), best first."""
     listing = ListingKey.of(brand, title)
     if not listing.title:
         return ()
@@ -135,5 +149,16 @@ def rank_candidates(
         items = active_items_near_title(conn, tenant_id, catalog_id, title_key(title), models, limit=_NEAREST)
     else:
         items = active_item_summaries(conn, tenant_id, catalog_id, limit=_SCAN_LIMIT)
-    ranked = sorted((score_item(listing, item) for item in items), key=lambda c: (-c.score, c.item_id))
-    return tuple(c for c in ranked[:MAX_CANDIDATES] if c.score > 0)
+    ranked = sorted(
+        (PooledItem(item, score_item(listing, item)) for item in items),
+        key=lambda p: (-p.candidate.score, p.candidate.item_id),
+    )
+    return tuple(p for p in ranked[:POOL_SIZE] if p.candidate.score > 0)
+
+
+def rank_candidates(
+    conn: Connection, tenant_id: str, catalog_id: str, *, brand: str | None, title: str | None
+) -> tuple[Candidate, ...]:
+    """The review-case candidates by candidate score alone (no scoring rule)."""
+    pool = candidate_pool(conn, tenant_id, catalog_id, brand=brand, title=title)
+    return tuple(p.candidate for p in pool[:MAX_CANDIDATES])

@@ -29,11 +29,13 @@ from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection
 from prw_platform.plugins import (
     Availability,
+    CandidateScore,
     IdentityCandidate,
     IdentityEvidence,
     IdentityRule,
     IdentityVerdict,
     Normalization,
+    ScoringIdentityRule,
 )
 from prw_platform.resolver.decisions import (
     AmbiguousIdentity,
@@ -47,7 +49,7 @@ from prw_platform.resolver.decisions import (
     find_item_by_identifiers,
 )
 from prw_platform.resolver.intake.captures import CaptureRecord
-from prw_platform.resolver.resolution.candidates import rank_candidates
+from prw_platform.resolver.resolution.candidates import MAX_CANDIDATES, candidate_pool
 from prw_platform.resolver.resolution.documents import (
     attribute_documents,
     claim_documents,
@@ -165,12 +167,42 @@ def candidate_identity(
     conn: Connection, stream: StreamKey, rules: Sequence[IdentityRule], listing: IdentityEvidence
 ) -> tuple[tuple[Candidate, ...], RuledMatch | None]:
     """A listing no strong identifier settles: its ranked review-case candidates, and the first identity rule's
-    verdict on them (None: a reviewer decides). ``prw eval matching`` measures exactly this path."""
-    candidates = rank_candidates(
-        conn, stream.tenant_id, stream.catalog_id, brand=listing.brand, title=listing.title
+    verdict on them (None: a reviewer decides). ``prw eval matching`` measures exactly this path.
+
+    The candidate pool is offered to the rules; when a scoring rule is installed (the first in rule order
+    scores), the pool is re-ordered by its match probability and each review-case candidate carries the
+    probability as its score and the rule's findings as its reason."""
+    pool = candidate_pool(conn, stream.tenant_id, stream.catalog_id, brand=listing.brand, title=listing.title)
+    offered = tuple(
+        IdentityCandidate(
+            p.candidate.item_id, p.candidate.score, p.candidate.reason, p.item.title, p.item.brand
+        )
+        for p in pool
     )
-    offered = tuple(IdentityCandidate(c.item_id, c.score, c.reason) for c in candidates)
-    return candidates, ask_rules(rules, replace(listing, candidates=offered))
+    evidence = replace(listing, candidates=offered)
+    scores = _scores(rules, evidence)
+    if scores is None:
+        candidates = tuple(p.candidate for p in pool[:MAX_CANDIDATES])
+        return candidates, ask_rules(rules, evidence)
+    ordered = tuple(sorted(offered, key=lambda c: (-scores[c.item_id].probability, c.item_id)))
+    candidates = tuple(
+        Candidate(c.item_id, scores[c.item_id].probability, _scored_reason(scores[c.item_id]))
+        for c in ordered[:MAX_CANDIDATES]
+    )
+    return candidates, ask_rules(rules, replace(evidence, candidates=ordered))
+
+
+def _scores(rules: Sequence[IdentityRule], evidence: IdentityEvidence) -> dict[str, CandidateScore] | None:
+    """The first scoring rule's score of every offered candidate (a candidate it left out scores 0)."""
+    scorer = next((rule for rule in rules if isinstance(rule, ScoringIdentityRule)), None)
+    if scorer is None or not evidence.candidates:
+        return None
+    given = {s.item_id: s for s in scorer.score(evidence)}
+    return {c.item_id: given.get(c.item_id, CandidateScore(c.item_id, 0.0)) for c in evidence.candidates}
+
+
+def _scored_reason(score: CandidateScore) -> str:
+    return "; ".join((f"match probability {score.probability:.3f}", *score.evidence))
 
 
 def rule_actor(rule: IdentityRule) -> str:
@@ -191,6 +223,9 @@ def _map(
     details: dict[str, Any] = {"matched_item": verdict.item_id, "matched_on": list(candidate.matched_on)}
     if not candidate.matched_on:
         details["candidate"] = {"score": candidate.score, "reason": candidate.reason}
+    if verdict.probability is not None:
+        details["probability"] = verdict.probability
+        details["evidence"] = list(verdict.evidence)
     return context.decided(command, details)
 
 

@@ -26,13 +26,25 @@ from prw_platform.resolver.decisions import (
 from prw_platform.resolver.resolution.candidates import words
 from prw_platform.resolver.resolution.identity import candidate_identity, rule_actor
 
-#: The sources of the benchmark's two tables in the evaluation catalog.
-CATALOG_SOURCE = "src_eval_catalog"
-LISTING_SOURCE = "src_eval_listings"
+_SOURCE_ID_LENGTH = 64
 LOAD_RULE = "rule:eval_catalog_load@1"
 CORE_PROFILE = "np_core"
 #: A benchmark record has no observation time; a fixed one keeps a reload the same command (replayed by key).
 RECORD_OBSERVED_AT = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationSources:
+    """The sources of a benchmark's two tables: a source belongs to one catalog, so each evaluation catalog
+    has its own pair (two benchmarks can be evaluated in one tenant)."""
+
+    catalog: str
+    listings: str
+
+    @classmethod
+    def of(cls, catalog_id: str) -> EvaluationSources:
+        stem = catalog_id.removeprefix("cat_")[: _SOURCE_ID_LENGTH - len("src__listings")]
+        return cls(f"src_{stem}_records", f"src_{stem}_listings")
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +126,7 @@ class MatchingBench:
     def _create(self, record: Record, profile: str) -> CreateItemAndMap:
         brand = " ".join(words(record.title)[:1]) or "unknown"
         observation = ListingObservation(
-            source_id=CATALOG_SOURCE,
+            source_id=EvaluationSources.of(self.catalog_id).catalog,
             observed_at=RECORD_OBSERVED_AT,
             capture_id=f"cap_eval_{record.record_id}",
             url=None,

@@ -82,9 +82,16 @@ def test_eval_matching_prints_the_scores_the_csv_shows(
     assert result.exit_code == 0, result.output
     rows = _read(out)
     candidates = [r for r in rows if r["kind"] == "candidate"]
-    # No identity rule maps a listing without a shared identifier (none is proven precise): candidates only.
-    assert [r for r in rows if r["kind"] == "automatic"] == []
-    assert _measure(result.stdout, "automatic mappings") == "0"
+    # scored_match@1 maps the listings in its auto-map band; each mapping names the rule, its probability and
+    # the findings, and the printed precision is the CSV's judged mappings.
+    automatic = [r for r in rows if r["kind"] == "automatic"]
+    assert automatic, "the slice's listings with a shared model number are in the auto-map band"
+    assert {r["rule"] for r in automatic} == {"rule:scored_match@1"}
+    assert all(r["reason"].startswith("match probability") for r in automatic)
+    assert _measure(result.stdout, "automatic mappings") == str(len(automatic))
+    right = sum(r["judged"] == "match" for r in automatic)
+    judged = sum(r["judged"] in ("match", "non-match") for r in automatic)
+    assert _measure(result.stdout, "automatic precision (judged)") == f"{right / judged:.3f}"
     assert _measure(result.stdout, "listings identified") == str(SLICE_LISTINGS)
     found_at = {1: 0, 5: 0}
     for listing in {r["listing_id"] for r in rows}:
@@ -98,7 +105,9 @@ def test_eval_matching_prints_the_scores_the_csv_shows(
     assert _measure(result.stdout, "candidate recall@1") == f"{found_at[1] / SLICE_LISTINGS:.3f}"
     assert _measure(result.stdout, "candidate recall@5") == f"{found_at[5] / SLICE_LISTINGS:.3f}"
     assert found_at[5] >= SLICE_LISTINGS - 1
-    assert all("title trigram similarity" in r["reason"] for r in candidates)
+    assert all(
+        r["reason"].startswith("match probability") and "title similarity" in r["reason"] for r in candidates
+    )
 
     again = runner.invoke(app, args, env=env)  # the same catalog again: loading replays, nothing is added
     assert again.exit_code == 0, again.output
@@ -127,3 +136,27 @@ def test_pairs_naming_unknown_records_are_a_usage_error(
     assert result.exit_code == 2
     assert "NOT_A_MATCHING_TABLE" in result.stderr
     assert "names a record that is not in the tables" in result.stderr
+
+
+def test_two_benchmarks_are_evaluated_in_one_tenant(
+    env: dict[str, str], sliced: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """Each evaluation catalog has sources of its own (a source belongs to one catalog)."""
+    catalog, listings, pairs = sliced
+    records = _read(catalog)
+    smaller = _write(tmp_path / "smaller.csv", records[:-1])
+    kept = {r["id"] for r in records[:-1]}
+    fewer_pairs = _write(tmp_path / "fewer.csv", [p for p in _read(pairs) if p["ltable_id"] in kept])
+    for table, labelled in ((catalog, pairs), (smaller, fewer_pairs)):
+        args = [
+            "eval",
+            "matching",
+            "--catalog",
+            str(table),
+            "--listings",
+            str(listings),
+            "--pairs",
+            str(labelled),
+        ]
+        result = runner.invoke(app, args, env=env)
+        assert result.exit_code == 0, result.output

@@ -1,0 +1,145 @@
+"""A generation of the scored rule: the fitted model and the bands, as versioned data.
+
+A generation is a JSON document (``default_generation.json`` ships with the plugin; ``prw identity calibrate``
+fits catalog generations from reviewers' labels). It holds:
+
+- ``features``: the feature names the model was fitted on, in order (``features.FEATURES``);
+- ``model``: gradient-boosted regression trees on the log-odds (scikit-learn's HistGradientBoostingClassifier,
+  exported node by node): the probability is ``sigmoid(baseline + sum of the trees' leaf values)``;
+- ``bands``: ``auto_map`` (the probability at or above which, with at least ``margin`` over the runner-up, a
+  listing maps automatically) and the precision estimated for it;
+- ``fitted_on``: what the model and the bands were fitted and chosen on, for the record.
+
+Evaluating the trees needs nothing but Python: the rule runs in the resolution worker without scikit-learn.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from prw_identity_scored.features import FEATURES
+
+DEFAULT_GENERATION = "default_generation.json"
+
+
+class GenerationError(ValueError):
+    """A generation document that cannot be used (wrong shape, other features)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tree:
+    """One regression tree, as parallel node arrays; a node whose ``left`` is -1 is a leaf."""
+
+    feature: tuple[int, ...]
+    threshold: tuple[float, ...]
+    left: tuple[int, ...]
+    right: tuple[int, ...]
+    value: tuple[float, ...]
+
+    def predict(self, row: Sequence[float]) -> float:
+        node = 0
+        while self.left[node] != -1:
+            node = self.left[node] if row[self.feature[node]] <= self.threshold[node] else self.right[node]
+        return self.value[node]
+
+    def as_json(self) -> dict[str, list[Any]]:
+        return {
+            "feature": list(self.feature),
+            "threshold": list(self.threshold),
+            "left": list(self.left),
+            "right": list(self.right),
+            "value": list(self.value),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Bands:
+    #: Map automatically at or above this probability...
+    auto_probability: float
+    #: ...when the runner-up's probability is at least this much lower.
+    auto_margin: float
+    #: Precision of automatic mappings estimated where the band was chosen, and its lower confidence bound.
+    estimated_precision: float
+    precision_lower_bound: float
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    rule: str
+    number: int
+    features: tuple[str, ...]
+    baseline: float
+    trees: tuple[Tree, ...]
+    bands: Bands
+    fitted_on: Mapping[str, Any]
+
+    def probability(self, row: Sequence[float]) -> float:
+        raw = self.baseline + sum(tree.predict(row) for tree in self.trees)
+        return 1.0 / (1.0 + math.exp(-raw)) if raw > -700 else 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "generation": self.number,
+            "features": list(self.features),
+            "model": {
+                "kind": "gradient_boosted_trees",
+                "baseline": self.baseline,
+                "trees": [tree.as_json() for tree in self.trees],
+            },
+            "bands": {
+                "auto_map": {"probability": self.bands.auto_probability, "margin": self.bands.auto_margin},
+                "estimated_precision": self.bands.estimated_precision,
+                "precision_lower_bound": self.bands.precision_lower_bound,
+            },
+            "fitted_on": dict(self.fitted_on),
+        }
+
+    @classmethod
+    def from_json(cls, document: Mapping[str, Any]) -> Generation:
+        try:
+            features = tuple(document["features"])
+            if features != FEATURES:
+                raise GenerationError(
+                    f"generation {document.get('generation')} was fitted on other features than this rule computes"
+                )
+            model, bands = document["model"], document["bands"]
+            trees = tuple(
+                Tree(
+                    tuple(int(f) for f in t["feature"]),
+                    tuple(float(x) for x in t["threshold"]),
+                    tuple(int(i) for i in t["left"]),
+                    tuple(int(i) for i in t["right"]),
+                    tuple(float(v) for v in t["value"]),
+                )
+                for t in model["trees"]
+            )
+            return cls(
+                rule=str(document["rule"]),
+                number=int(document["generation"]),
+                features=features,
+                baseline=float(model["baseline"]),
+                trees=trees,
+                bands=Bands(
+                    auto_probability=float(bands["auto_map"]["probability"]),
+                    auto_margin=float(bands["auto_map"]["margin"]),
+                    estimated_precision=float(bands["estimated_precision"]),
+                    precision_lower_bound=float(bands["precision_lower_bound"]),
+                ),
+                fitted_on=dict(document.get("fitted_on", {})),
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            if isinstance(error, GenerationError):
+                raise
+            raise GenerationError(f"not a scored-rule generation: {error!r}") from error
+
+
+def default_generation() -> Generation:
+    """The generation this plugin version ships (fitted on the Abt-Buy and Amazon-Google training splits)."""
+    text = resources.files("prw_identity_scored").joinpath(DEFAULT_GENERATION).read_text(encoding="utf-8")
+    return Generation.from_json(json.loads(text))
