@@ -1,8 +1,8 @@
 """The public redirects of merged items (if_product_query): a release that names a merge records where the merged
 item's public id leads, in the serving generation like every released table.
 
-Revision ID: 0027_public_item_redirects
-Revises: 0026_item_merges
+Revision ID: 0028_public_item_redirects
+Revises: 0027_claim_confidence
 
 ``product.public_item_redirect`` holds one row per merged item the releases applied so far removed: the item it
 was merged into. The public item read follows the rows (a into b, b into c) to the item that is public now and
@@ -11,8 +11,8 @@ answers 301 with it. Tenant-scoped with row-level security (INV-06); ``prw_opera
 
 from alembic import op
 
-revision = "0027_public_item_redirects"
-down_revision = "0026_item_merges"
+revision = "0028_public_item_redirects"
+down_revision = "0027_claim_confidence"
 branch_labels = None
 depends_on = None
 
