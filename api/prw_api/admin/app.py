@@ -16,6 +16,7 @@ from prw_api.admin.routes import decisions as decision_routes
 from prw_api.admin.routes import evidence as evidence_routes
 from prw_api.admin.routes import files as file_routes
 from prw_api.admin.routes import improvements as improvement_routes
+from prw_api.admin.routes import items as item_routes
 from prw_api.admin.routes import reads as read_routes
 from prw_api.admin.routes import releases as release_routes
 from prw_api.admin.routes import review as review_routes
@@ -81,6 +82,7 @@ def create_app(
         release_routes.router,
         read_routes.router,
         improvement_routes.router,
+        item_routes.router,  # merges, splits and the likely duplicates
     ):
         app.include_router(router)
     # if_review_read: the queue, a case and its signed evidence links.

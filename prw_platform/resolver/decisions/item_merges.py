@@ -6,8 +6,8 @@ the first result, as for every operator decision.
   (``listing_mapping.corrected``), then ``item_id`` is retired naming its survivor (``catalog_item.merged``), and
   the strong identifiers that named it name the survivor from now on. The next release (in the same transaction on
   a catalog that publishes automatically) removes the merged item and redirects its public id to the survivor.
-  Refused, with nothing written: the same item twice (MERGE_INTO_SELF), an item the tenant does not have
-  (NOT_FOUND), an item of another catalog (CROSS_CATALOG), a retired or merged item on either side
+  Refused, with nothing written, in this order: an item the tenant does not have (NOT_FOUND), an item of
+  another catalog (CROSS_CATALOG), the same item twice (MERGE_INTO_SELF), a retired or merged item on either side
   (ITEM_RETIRED).
 - **Split** ``listing_ids`` off ``item_id``: a new item is created (``catalog_item.created``; the split item's
   profile, the title, brand and identifiers the reviewer gives, attributes checked against the profile, INV-02)
@@ -132,9 +132,9 @@ def merge_items(conn: Connection, cmd: MergeItems, stream: StreamKey, clock: Clo
     replayed = replayed_decision(conn, stream.tenant_id, cmd.idempotency_key, fingerprint)
     if replayed is not None:
         return _merged_of(replayed, replayed=True)
+    merged = _catalog_item(conn, stream, cmd.item_id)
     if cmd.item_id == cmd.into:
         raise MergeIntoItself(f"item {cmd.item_id} cannot be merged into itself")
-    merged = _catalog_item(conn, stream, cmd.item_id)
     survivor = _catalog_item(conn, stream, cmd.into)
     _require_active(merged, "merged")
     _require_active(survivor, "merged into")

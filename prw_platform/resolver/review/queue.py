@@ -23,12 +23,15 @@ from prw_platform.auth.signed import TokenSigner
 from prw_platform.db.database import Connection, Database
 from prw_platform.resolver import assist
 from prw_platform.resolver.decisions import cases, facts, records
+from prw_platform.resolver.decisions.catalog_decisions import current_policy
+from prw_platform.resolver.decisions.duplicates import MAX_PAIRS, DuplicatePair, catalog_duplicates
 from prw_platform.resolver.decisions.errors import CaseNotFound
 from prw_platform.resolver.intake.artifacts import StoredArtifact
 from prw_platform.resolver.intake.captures import load_capture
 from prw_platform.resolver.review.case_view import CaseView, case_view
 from prw_platform.resolver.review.errors import InvalidCursor
 from prw_platform.resolver.review.evidence import EvidenceLinks
+from prw_platform.resolver.review.items import ItemView, item_view
 
 DEFAULT_LIMIT: Final = 50
 MAX_LIMIT: Final = 200
@@ -106,6 +109,23 @@ class ReviewQueue:
 
         view = self._db.run(read, tenant_id=tenant_id, read_only=True)
         return view.with_evidence(tenant_id, self.evidence)
+
+    def item(self, tenant_id: str, item_id: str) -> ItemView:
+        """An item of the active tenant with the listings mapped to it now (before a merge or a split); another
+        tenant's item is unknown (``ItemNotFound``, 404 NOT_FOUND)."""
+        return self._db.run(
+            lambda conn: item_view(conn, tenant_id, item_id), tenant_id=tenant_id, read_only=True
+        )
+
+    def duplicates(self, tenant_id: str, catalog_id: str, *, limit: int = MAX_PAIRS) -> list[DuplicatePair]:
+        """The catalog's likely duplicate item pairs, best first; a catalog the tenant does not have is
+        ``CatalogNotFound`` (404 NOT_FOUND)."""
+
+        def read(conn: Connection) -> list[DuplicatePair]:
+            current_policy(conn, tenant_id, catalog_id)
+            return catalog_duplicates(conn, tenant_id, catalog_id, limit=limit)
+
+        return self._db.run(read, tenant_id=tenant_id, read_only=True)
 
     # -- cursors --------------------------------------------------------------------------------------------
     def _encode(self, key: cases.QueueKey, filters: ReviewFilters) -> str:

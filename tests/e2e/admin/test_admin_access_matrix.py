@@ -75,6 +75,11 @@ ROUTES: dict[tuple[str, str], str | None] = {
     ("put", "/v1/merchants/{merchant_id}"): "operator_admin",
     ("put", "/v1/sources/{source_id}/merchant"): "operator_admin",
     ("put", "/v1/merchants/{merchant_id}/shipping-policy"): "operator_admin",
+    # Item merges and splits (reviewer decisions, refused here before the retirement makes the item final) and
+    # the likely duplicates (a read).
+    ("post", "/v1/items/{item_id}/merge"): "reviewer",
+    ("post", "/v1/items/{item_id}/split"): "reviewer",
+    ("get", "/v1/catalogs/{catalog_id}/duplicates"): "viewer",
     ("post", "/v1/items/{item_id}/retirement"): "operator_admin",
 }
 #: What a caller with the role gets when it is not the default (201 for a POST, 200 otherwise). The catalog
@@ -88,6 +93,9 @@ ALLOWED: dict[tuple[str, str], tuple[int, str | None]] = {
     ("delete", "/v1/classes/{class_id}"): (204, None),
     # Authorized, and the tenant has no such file.
     ("post", "/v1/files/{file_id}/retry"): (404, "NOT_FOUND"),
+    # Authorized, then refused by the decision (a merge or split is final: every allowed caller gets the refusal).
+    ("post", "/v1/items/{item_id}/merge"): (422, "MERGE_INTO_SELF"),
+    ("post", "/v1/items/{item_id}/split"): (409, "LISTING_NOT_ON_ITEM"),
 }
 #: What a reviewer of another tenant gets in its own tenant when its role suffices: the case's tenant's rows are
 #: not there (INV-06), default 404 NOT_FOUND; a list of its tenant is empty; a receipt names its tenant
@@ -99,6 +107,7 @@ OWN_TENANT: dict[tuple[str, str], tuple[int, str | None]] = {
     ("get", "/v1/receipts/{receipt_id}"): (403, "TENANT_SCOPE_DENIED"),
     ("get", "/v1/catalogs/{catalog_id}/classes"): (200, None),
     ("get", "/v1/files/failed"): (200, None),
+    ("get", "/v1/catalogs/{catalog_id}/duplicates"): (200, None),
 }
 _RANK = {"viewer": 0, "reviewer": 1, "operator_admin": 2}
 
@@ -204,6 +213,10 @@ def _call(
         body = {"catalog_id": CATALOG, "merchant_id": "mer_matrix"}
     elif route == ("put", "/v1/merchants/{merchant_id}/shipping-policy"):
         body = {"catalog_id": CATALOG, "currency": "EUR", "rates": {"DE": "4.90"}}
+    elif route == ("post", "/v1/items/{item_id}/merge"):
+        body = {"catalog_id": CATALOG, "into": cases.item(), "rationale": "the same product"}
+    elif route == ("post", "/v1/items/{item_id}/split"):
+        body = {"catalog_id": CATALOG, "listing_ids": ["lst_matrix"], "title": "Other", "rationale": "two"}
     elif route == ("post", "/v1/items/{item_id}/retirement"):
         # Final: the one caller allowed (operator_admin) retires the case's item once.
         body = {"catalog_id": CATALOG, "rationale": "withdrawn by the maker"}

@@ -16,7 +16,7 @@ from fastapi import APIRouter, FastAPI, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from prw_api.admin.console import files, improvements, operations
+from prw_api.admin.console import files, improvements, items, operations
 from prw_api.admin.console.access import common_context, console_access, console_form_access
 from prw_api.admin.console.errors import ConsoleRoute, error_page
 from prw_api.admin.console.forms import DecisionForm, new_idempotency_key
@@ -35,6 +35,7 @@ def install_console(app: FastAPI) -> None:
     app.include_router(router)
     app.include_router(operations.router)
     app.include_router(improvements.router)
+    app.include_router(items.router)  # likely duplicates, merges and splits
     if app.state.files is not None:
         app.include_router(files.router)  # seed 004: failed catalog files
     app.mount("/console/static", StaticFiles(directory=STATIC_DIR), name="console-static")
