@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 
 from prw_platform.clock import Clock, utc_now
 from prw_platform.db.database import Database
 from prw_platform.product import reports as product
 from prw_platform.product.progress import StreamProgress
 from prw_platform.resolver import reports as resolver
+from prw_platform.resolver.decisions.duplicates import MAX_PAIRS, DuplicatePair, catalog_duplicates
 from prw_platform.resolver.intake import receipts
 from prw_platform.resolver.intake.fleet import CollectorStatus, FleetPolicy, fleet_status
 from prw_platform.resolver.intake.receipts import TenantReceipt
@@ -46,6 +48,34 @@ class StreamGap:
     parked: int
     gap_age_seconds: float
     overdue: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogDuplicates:
+    """One catalog's likely duplicate item pairs, best first."""
+
+    tenant_id: str
+    catalog_id: str
+    pairs: tuple[DuplicatePair, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateReport:
+    """The likely duplicate items of every catalog (the ``likely_duplicate_items`` asset)."""
+
+    catalogs: tuple[CatalogDuplicates, ...]
+
+    @property
+    def pair_count(self) -> int:
+        return sum(len(c.pairs) for c in self.catalogs)
+
+    def top(self, count: int) -> list[tuple[str, DuplicatePair]]:
+        """The ``count`` best pairs over every catalog, with their tenant: by score, then catalog and item ids."""
+        pairs = [(c.tenant_id, pair) for c in self.catalogs for pair in c.pairs]
+        pairs.sort(
+            key=lambda t: (-t[1].score, t[0], t[1].catalog_id, t[1].first.item_id, t[1].second.item_id)
+        )
+        return pairs[:count]
 
 
 class OperatorReports:
@@ -112,6 +142,31 @@ class OperatorReports:
         oldest = self.catalog_files().oldest_failed_at
         return None if oldest is None else self._clock() - oldest
 
+    def likely_duplicates(self, limit_per_catalog: int = MAX_PAIRS) -> DuplicateReport:
+        """Each catalog's likely duplicate item pairs (``decisions.duplicates``: a reviewer merges them), for every
+        catalog with a stream; reads only."""
+        catalogs = sorted({(s.tenant_id, s.catalog_id) for s in self.stream_statuses()})
+        return DuplicateReport(
+            tuple(
+                CatalogDuplicates(
+                    tenant_id,
+                    catalog_id,
+                    tuple(
+                        self._db.run(
+                            partial(
+                                catalog_duplicates,
+                                tenant_id=tenant_id,
+                                catalog_id=catalog_id,
+                                limit=limit_per_catalog,
+                            ),
+                            read_only=True,
+                        )
+                    ),
+                )
+                for tenant_id, catalog_id in catalogs
+            )
+        )
+
     # The product side.
     def stream_progress(self) -> list[StreamProgress]:
         """Per projected stream: the contiguous applied position and parked events (AW-04)."""
@@ -157,8 +212,10 @@ class OperatorReports:
 
 __all__ = [
     "CaptureCounts",
+    "CatalogDuplicates",
     "CollectorStatus",
     "DecisionRow",
+    "DuplicateReport",
     "EventRow",
     "FleetPolicy",
     "LeaseState",

@@ -352,6 +352,37 @@ def failed_files_reviewed(platform: PlatformResource) -> dg.AssetCheckResult:
     )
 
 
+@dg.asset(
+    group_name=GROUP,
+    deps=[captures],
+    description="Likely duplicate items: per catalog, pairs of active items that are probably one product (title "
+    "similarity, a shared model or part number, the same brand), for a reviewer to merge (/console/duplicates). "
+    "Reads only.",
+)
+def likely_duplicate_items(platform: PlatformResource) -> dg.MaterializeResult[None]:
+    report = platform.platform.reports.likely_duplicates()
+    top = report.top(20)
+    return dg.MaterializeResult(
+        metadata={
+            "pairs": report.pair_count,
+            "catalogs_with_pairs": sum(1 for c in report.catalogs if c.pairs),
+            "top_pairs": dg.MetadataValue.md(
+                "| tenant | catalog | item | item | score | evidence |\n|---|---|---|---|---|---|\n"
+                + "\n".join(
+                    f"| {tenant} | {p.catalog_id} | {_cell(p.first.item_id, p.first.title)} "
+                    f"| {_cell(p.second.item_id, p.second.title)} | {p.score:.2f} | {_cell(*p.evidence)} |"
+                    for tenant, p in top
+                )
+            ),
+        }
+    )
+
+
+def _cell(*texts: str | None) -> str:
+    """Texts for one markdown table cell: a pipe or a line break in a title would end the cell or the row."""
+    return "; ".join(t for t in texts if t).replace("|", "\\|").replace("\n", " ")
+
+
 STATE_ASSETS = (
     captures,
     accepted_change_stream,
@@ -361,6 +392,7 @@ STATE_ASSETS = (
     dead_letter_queues,
     improvement_replays,
     catalog_files,
+    likely_duplicate_items,
 )
 STATE_CHECKS = (
     product_gap_age,

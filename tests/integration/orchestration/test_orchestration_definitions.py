@@ -85,6 +85,7 @@ def test_the_whole_definitions_load() -> None:
         "dead_letter_queues",
         "improvement_replays",
         "catalog_files",
+        "likely_duplicate_items",
         "retention",
         "exports",
     }
