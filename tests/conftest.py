@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import ssl
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from prw_platform.db import roles
 from prw_platform.db.database import Database
@@ -28,6 +30,25 @@ from tests.support.postgres import (
 # or not depending on which test imported the module first. Without them rich asks the environment at print time.
 for _inherited in ("COLUMNS", "LINES"):
     os.environ.pop(_inherited, None)
+
+# Every connection the tests open, here and in the processes they start (libpq reads PGOPTIONS), commits without
+# waiting for its WAL to reach the disk: a commit is visible to every other session at once all the same, and only
+# a crash of the PostgreSQL server itself could lose one, which no test does (they end backends, never the
+# server). A flushed commit cost 2.5-4 ms on the CI machine's disk, and the suite commits tens of thousands.
+os.environ["PGOPTIONS"] = f"{os.environ.get('PGOPTIONS', '')} -c synchronous_commit=off".strip()
+
+# httpx builds a TLS context for every client, even one that only ever speaks http:// to loopback as every client
+# in the tests does: with SSL_CERT_FILE set (or certifi's bundle) that parses the whole CA bundle, 20-26 ms of CPU
+# per client and thousands of clients in a run. From a directory (SSL_CERT_DIR) OpenSSL reads a certificate only
+# when a TLS peer needs verifying, which no test has.
+os.environ.pop("SSL_CERT_FILE", None)
+os.environ["SSL_CERT_DIR"] = os.environ.get("SSL_CERT_DIR") or ssl.get_default_verify_paths().openssl_capath
+
+# No example may fail for taking long: on a busy machine (CI shares its two cores) an example's wall time says
+# nothing about the code. Without a deadline Hypothesis also allows 30 s, not 1 s, for generating the first
+# examples before its too_slow health check fails a test. Settings a test gives itself still win.
+settings.register_profile("prw", deadline=None)
+settings.load_profile("prw")
 
 
 @pytest.fixture(scope="session")
