@@ -69,6 +69,10 @@ class CountingPgProxy:
 
     def stop(self) -> None:
         self._stopped.set()
+        # Closing a listening socket does not wake a thread blocked in accept() on it; shutting it down does
+        # (on Linux, accept() then fails), so the accept thread ends now instead of at its join timeout.
+        with suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
         self._listener.close()
         for sock in list(self._sockets):
             _close(sock)

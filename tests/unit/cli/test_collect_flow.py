@@ -189,6 +189,7 @@ def test_a_registration_intake_refuses_is_a_warning_and_the_pages_still_go(files
 def test_a_receipt_that_cannot_be_read_leaves_the_page_with_its_capture(files: Path) -> None:
     intake = FakeIntake()
     intake.receipt_answer = error(404, "NOT_FOUND")
+    intake.heartbeat_answered.set()  # no registration, so no heartbeat for the capture to wait for
     with client_of(intake) as client:
         run = collect(client, pages_from([files / "a.html"]), "src_a", register=False, receipts=ONE_READ)
     (page,) = run.outcomes
