@@ -61,8 +61,11 @@ class MovableClock:
             self._offset += delta
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def dev_idp() -> Iterator[BackgroundServer]:
+    """One identity provider for every test of a worker: it keeps nothing but its signing key and the codes it
+    issued, each good for one exchange, so a test's logins never meet another's; a test that stops its identity
+    provider overrides this fixture with one of its own."""
     with BackgroundServer(create_dev_idp(DevIdpSettings(users=USERS))) as server:
         yield server
 

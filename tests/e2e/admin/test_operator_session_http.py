@@ -5,18 +5,27 @@ the seed's errors: 401 SESSION_EXPIRED, 403 TENANT_SCOPE_DENIED, 403 FORBIDDEN."
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
+import pytest
 
 from prw_api import compose
+from prw_api.devidp import create_dev_idp
 from prw_api.server import BackgroundServer
 from prw_platform.bootstrap import bootstrap
-from prw_platform.config import Settings
+from prw_platform.config import DevIdpSettings, Settings
 from prw_platform.db.database import Database
-from tests.e2e.admin.conftest import TENANT, MovableClock, Operator
+from tests.e2e.admin.conftest import TENANT, USERS, MovableClock, Operator
+
+
+@pytest.fixture
+def dev_idp() -> Iterator[BackgroundServer]:
+    """An identity provider of each test's own here, not the worker's: one test stops it."""
+    with BackgroundServer(create_dev_idp(DevIdpSettings(users=USERS))) as server:
+        yield server
 
 
 def _sessions(owner: Database) -> list[dict[str, object]]:
