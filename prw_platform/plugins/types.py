@@ -88,14 +88,29 @@ class ListingFields:
 
 
 @dataclass(frozen=True, slots=True)
+class RuleFired:
+    """A named rule of the adapter changed what it claims: ``price.sale`` took the sale price where the markup's
+    price is shown struck out. ``before`` and ``after`` are the attribute's chosen value without and with the rule
+    (None: no value)."""
+
+    rule: str
+    attribute: str
+    before: ClaimValue | None
+    after: ClaimValue | None
+
+
+@dataclass(frozen=True, slots=True)
 class Extraction:
     """The result of one adapter run. ``diagnostics`` are human-readable notes (malformed JSON-LD skipped,
-    markup price differs from the visible price, ...); they never change a claim."""
+    markup price differs from the visible price, ...); they never change a claim. ``rules_fired`` lists the
+    adapter's named rules that changed a value on this capture, for measuring them (``prw eval extraction
+    --rules``); it is not stored (a diagnostic says the same in words)."""
 
     adapter: str
     claims: tuple[Claim, ...]
     listing: ListingFields
     diagnostics: tuple[str, ...] = ()
+    rules_fired: tuple[RuleFired, ...] = ()
 
 
 @runtime_checkable

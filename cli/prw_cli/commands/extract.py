@@ -39,6 +39,7 @@ from prw_platform.plugins import (
     ExtractionError,
     Normalization,
     NormalizationProfile,
+    NormalizedAttribute,
     PluginError,
     PluginRegistry,
     SourceAdapter,
@@ -302,7 +303,13 @@ def _document(
         "adapter_selection": "auto" if auto else "pinned",
         "profile": normalization.profile if normalization else None,
         "claims": [
-            {"attribute": c.attribute, "value": _plain(c.value), "evidence_locator": c.evidence_locator}
+            {
+                "attribute": c.attribute,
+                "value": _plain(c.value),
+                "evidence_locator": c.evidence_locator,
+                "source": c.source,
+                "confidence": c.confidence,
+            }
             for c in extraction.claims
         ],
         "listing": {
@@ -312,22 +319,32 @@ def _document(
             "currency": listing.currency,
             "availability": listing.availability,
         },
-        "normalized": [
-            {
-                "key": a.key,
-                "value": _plain(a.value),
-                "unit": a.unit,
-                "definition_version": a.definition_version,
-                "evidence_locators": list(a.evidence_locators),
-            }
-            for a in (normalization.attributes if normalization else ())
-        ],
+        "normalized": _attributes(normalization.attributes if normalization else ()),
+        "withheld": _attributes(normalization.withheld if normalization else ()),
         "problems": [
             {"attribute": p.attribute, "code": p.code, "message": p.message, "raw_value": _plain(p.raw_value)}
             for p in (normalization.problems if normalization else ())
         ],
         "diagnostics": list(extraction.diagnostics) + notes,
+        "rules_fired": [
+            {"rule": r.rule, "attribute": r.attribute, "before": _plain(r.before), "after": _plain(r.after)}
+            for r in extraction.rules_fired
+        ],
     }
+
+
+def _attributes(attributes: Sequence[NormalizedAttribute]) -> list[dict[str, Any]]:
+    return [
+        {
+            "key": a.key,
+            "value": _plain(a.value),
+            "unit": a.unit,
+            "definition_version": a.definition_version,
+            "evidence_locators": list(a.evidence_locators),
+            "confidence": a.confidence,
+        }
+        for a in attributes
+    ]
 
 
 def _render(result: dict[str, Any]) -> None:
@@ -338,12 +355,17 @@ def _render(result: dict[str, Any]) -> None:
         highlight=False,
     )
     sections: list[tuple[str, tuple[str, ...], list[dict[str, Any]]]] = [
-        ("claims", ("attribute", "value", "evidence_locator"), result["claims"]),
+        ("claims", ("attribute", "value", "evidence_locator", "source", "confidence"), result["claims"]),
         ("listing", ("field", "value"), [{"field": k, "value": v} for k, v in result["listing"].items()]),
         (
             "normalized",
-            ("key", "value", "unit", "definition_version", "evidence_locators"),
+            ("key", "value", "unit", "definition_version", "evidence_locators", "confidence"),
             result["normalized"],
+        ),
+        (
+            "withheld (under the profile's publication threshold)",
+            ("key", "value", "unit", "evidence_locators", "confidence"),
+            result["withheld"],
         ),
         ("problems", ("attribute", "code", "message"), result["problems"]),
         ("diagnostics", ("diagnostic",), [{"diagnostic": d} for d in result["diagnostics"]]),

@@ -38,7 +38,7 @@ def _body(**overrides: Any) -> dict[str, Any]:
         "catalog_id": CATALOG,
         "adapter_version": "pa_schemaorg@1.1.0",
         "profile_version": "np_core@1",
-        "selection": {"source_id": SOURCE, "adapter": "pa_schemaorg@2.0.0"},
+        "selection": {"source_id": SOURCE, "adapter": "pa_schemaorg@3.0.0"},
         "rationale": "1.1.0 reads availability from visible text",
         **overrides,
     }
@@ -64,7 +64,7 @@ def test_create_read_approve_by_another_reviewer_records_every_move(login: Login
     improvement = created.json()
     improvement_id = improvement["improvement_id"]
     assert improvement["status"] == "draft"
-    # Three captures of the source were extracted by pa_schemaorg@2.0.0 (the newest): the anvil and the two bikes.
+    # Three captures of the source were extracted by pa_schemaorg@3.0.0 (the newest): the anvil and the two bikes.
     assert improvement["captures"] == 3
     assert {first["capture_id"], second["capture_id"]} <= set(improvement["sample_capture_ids"])
 

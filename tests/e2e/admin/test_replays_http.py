@@ -75,7 +75,7 @@ def test_a_dry_run_diffs_every_selected_capture_and_writes_nothing_else(
     cases.open()
     cases.open()
     ada = login("ada")
-    improvement_id = _improvement(ada, "pa_schemaorg@2.0.0")
+    improvement_id = _improvement(ada, "pa_schemaorg@3.0.0")
     before = _census(owner, admin_platform.settings.data_dir)
 
     requested = _post(ada, f"/v1/improvements/{improvement_id}/replays")
@@ -142,7 +142,7 @@ def test_a_replay_pinned_to_the_older_version_reproduces_its_claims(
     ]
     before = [{"attribute": r["attribute"], "value": r["value"]} for r in stored]
 
-    assert diff["adapter"] == {"before": "pa_schemaorg@2.0.0", "after": "pa_schemaorg@1.0.0"}
+    assert diff["adapter"] == {"before": "pa_schemaorg@3.0.0", "after": "pa_schemaorg@1.0.0"}
     assert diff["claims"]["added"] == [c for c in direct if c not in before]
     assert diff["claims"]["removed"] == [c for c in before if c not in direct]
     assert {"attribute": "core:availability", "value": "InStock"} in diff["claims"]["removed"]

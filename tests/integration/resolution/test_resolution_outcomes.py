@@ -50,7 +50,7 @@ def test_brand_and_mpn_page_creates_the_item_and_maps_its_listing(
         outcome.item_id,
         "Executive Anvil",
         "ACME",
-        "np_core@1",
+        "np_core@2",
     )
     assert item["identifiers"] == {"gtin": None, "mpn": "925872"}
     mapping = resolution.one("SELECT * FROM resolver.listing_mapping")
@@ -82,9 +82,9 @@ def test_brand_and_mpn_page_creates_the_item_and_maps_its_listing(
         assert resolution.job_status(stage_job) == "completed"
     result = resolution.result(capture_id)
     assert (result["adapter"], result["adapter_rule"], result["profile"], result["profile_rule"]) == (
-        "pa_schemaorg@2.0.0",
+        "pa_schemaorg@3.0.0",
         "supports",
-        "np_core@1",
+        "np_core@2",
         "base_profile",
     )
     assert (result["stage_outcome"], result["decision_id"], result["error"]) == (
@@ -209,13 +209,13 @@ def test_page_without_a_strong_identifier_opens_a_review_case_with_ranked_candid
         "attribute": "core:title",
         "value": "ACME Racing Bike in black (2008)",
         "evidence_locator": "jsonld[0].name",
-        "source": None,
-        "confidence": None,
+        "source": "structured",
+        "confidence": 0.9,
     }
     assert evidence["identifiers"] == {"core:gtin": None, "core:brand": None, "core:mpn": None}
     assert (evidence["adapter"], evidence["profile"], evidence["stage_outcome"]) == (
-        "pa_schemaorg@2.0.0",
-        "np_core@1",
+        "pa_schemaorg@3.0.0",
+        "np_core@2",
         "extracted",
     )
     assert resolution.one(
@@ -258,7 +258,7 @@ def test_adapter_failure_records_the_error_and_opens_a_review_case(
 
     assert (outcome.status, outcome.stage_outcome) == (REVIEW_CASE_OPENED, "extraction_failed")
     result = resolution.result(capture_id)
-    assert (result["adapter"], result["error"]["code"]) == ("pa_schemaorg@2.0.0", "EXTRACTION_FAILED")
+    assert (result["adapter"], result["error"]["code"]) == ("pa_schemaorg@3.0.0", "EXTRACTION_FAILED")
     assert resolution.one("SELECT kind FROM resolver.review_case") == {"kind": "extraction_failed"}
     resolution.assert_contracts_hold()
 
@@ -283,11 +283,11 @@ def test_storage_claims_choose_the_storage_profile_and_its_attributes_reach_the_
     result = resolution.result(capture_id)
     assert (result["adapter"], result["profile"], result["profile_rule"]) == (
         "pa_prw_listing_json@1.0.0",
-        "np_storage@2",
+        "np_storage@3",
         "class_definitions",
     )
     item = resolution.one("SELECT profile, attributes FROM resolver.catalog_item")
-    assert item["profile"] == "np_storage@2"
+    assert item["profile"] == "np_storage@3"
     assert item["attributes"] == {
         "storage:capacity": {"value": "1000", "unit": "GB", "definition_version": 1},
         "storage:interface": {"value": "sata", "unit": None, "definition_version": 1},

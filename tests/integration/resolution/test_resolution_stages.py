@@ -196,8 +196,8 @@ def test_a_capture_goes_through_three_stages_each_a_message_on_its_own_queue(
         ResolutionJob.from_message(message)
     result = resolution.result(capture_id)
     assert (result["adapter"], result["profile"], result["decision_id"]) == (
-        "pa_schemaorg@2.0.0",
-        "np_core@1",
+        "pa_schemaorg@3.0.0",
+        "np_core@2",
         identified.decision_id,
     )
     _assert_resolved_once(resolution, capture_id)
@@ -471,8 +471,8 @@ def test_the_operator_report_joins_each_captures_three_stage_rows(
 
     assert set(rows) == {anvil, note}
     assert (rows[anvil].adapter, rows[anvil].profile, rows[anvil].outcome) == (
-        "pa_schemaorg@2.0.0",
-        "np_core@1",
+        "pa_schemaorg@3.0.0",
+        "np_core@2",
         "extracted",
     )
     assert rows[anvil].claims == resolution.count("resolver.extracted_claim") > 0
@@ -497,7 +497,7 @@ def test_a_profile_removed_between_normalize_and_identity_dead_letters_identity_
     installed = services.registry
     without_core = PluginRegistry(
         installed._adapters,
-        {pin: p for pin, p in installed._profiles.items() if pin != "np_core@1"},
+        {pin: p for pin, p in installed._profiles.items() if pin != "np_core@2"},
         installed._providers,
         installed._rules,
     )

@@ -35,12 +35,16 @@ def test_auto_picks_the_listing_adapter_and_normalizes_with_the_newest_core_prof
     assert (document["adapter"], document["adapter_selection"], document["profile"]) == (
         "pa_prw_listing_json@1.0.0",
         "auto",
-        "np_core@1",
+        "np_core@2",
     )
     assert document["media_type"] == "application/json"
-    assert {"attribute": "core:gtin", "value": "8806090545917", "evidence_locator": "/gtin"} in document[
-        "claims"
-    ]
+    assert {
+        "attribute": "core:gtin",
+        "value": "8806090545917",
+        "evidence_locator": "/gtin",
+        "source": None,
+        "confidence": None,
+    } in document["claims"]
     assert document["listing"]["price"] == "89.90"  # a Decimal, printed as a string
     normalized = {row["key"]: row for row in document["normalized"]}
     assert normalized["core:gtin"]["value"] == "08806090545917"
@@ -62,7 +66,12 @@ def test_problems_are_printed_and_are_not_a_failure(tmp_path: Path) -> None:
     listing = tmp_path / "bad_gtin.json"
     listing.write_text('{"title": "T", "gtin": "4006381333932", "price": "$10 - $20"}', encoding="utf-8")
     problems = {(p["attribute"], p["code"]) for p in _json(str(listing))["problems"]}
-    assert problems == {("core:gtin", "GTIN_INVALID_CHECK_DIGIT"), ("core:price", "PRICE_RANGE")}
+    # np_core@2: the bare-dollar default alone is no currency to publish (withheld, UNCERTAIN_VALUE).
+    assert problems == {
+        ("core:gtin", "GTIN_INVALID_CHECK_DIGIT"),
+        ("core:price", "PRICE_RANGE"),
+        ("core:currency", "UNCERTAIN_VALUE"),
+    }
 
 
 def test_an_unknown_adapter_pin_exits_2_with_the_unknown_adapter_version_message() -> None:
@@ -191,7 +200,7 @@ def test_several_files_give_one_document_each_and_a_bad_file_does_not_stop_the_o
     ]
     # An extracted file's document is the one-file document, with its status.
     assert {**_json(str(LISTING)), "status": "ok", "error": None} == documents[0]
-    assert documents[4]["adapter"] == "pa_schemaorg@2.0.0"
+    assert documents[4]["adapter"] == "pa_schemaorg@3.0.0"
 
 
 def test_every_file_extracted_exits_0(tmp_path: Path) -> None:

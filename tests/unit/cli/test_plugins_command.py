@@ -22,18 +22,18 @@ WIDE = {"COLUMNS": "200"}
 PROFILES_ROW = {
     "name": "core_profiles",
     "distribution": "prw-profiles-core",
-    "distribution_version": "1.0.0",
+    "distribution_version": "1.1.0",
     "kinds": ["profile"],
-    "pins": ["np_core@1", "np_storage@1", "np_storage@2"],
+    "pins": ["np_core@1", "np_core@2", "np_storage@1", "np_storage@2", "np_storage@3"],
     "hooks": ["prw_register_profiles"],
     "api_version": 1,
 }
 ADAPTER_ROW = {
     "name": "schemaorg",
     "distribution": "prw-adapter-schemaorg",
-    "distribution_version": "2.0.0",
+    "distribution_version": "3.0.0",
     "kinds": ["adapter"],
-    "pins": ["pa_schemaorg@1.0.0", "pa_schemaorg@1.1.0", "pa_schemaorg@2.0.0"],
+    "pins": ["pa_schemaorg@1.0.0", "pa_schemaorg@1.1.0", "pa_schemaorg@2.0.0", "pa_schemaorg@3.0.0"],
     "hooks": ["prw_register_adapters"],
     "api_version": 1,
 }

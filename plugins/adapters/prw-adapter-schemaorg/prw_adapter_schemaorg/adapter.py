@@ -4,7 +4,7 @@ with visible-page heuristics when the page has no structured price or title."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import lxml.html
 from extruct.rdfa import RDFaExtractor
@@ -33,6 +33,7 @@ from prw_platform.plugins import (
     Extraction,
     ExtractionError,
     ListingFields,
+    RuleFired,
     availability_from_text,
 )
 
@@ -65,6 +66,7 @@ class SchemaOrgAdapter:
             claims=tuple(reading.claims.claims),
             listing=_listing(reading.claims, reading.decision, capture),
             diagnostics=tuple(reading.diagnostics),
+            rules_fired=tuple(reading.rules_fired),
         )
 
     def _refine(self, reading: PageReading) -> None:
@@ -127,6 +129,8 @@ class PageReading:
     decision: PriceDecision
     claims: ClaimList
     diagnostics: list[str]
+    #: The named rules that changed a value (``pa_schemaorg@3.0.0`` and later).
+    rules_fired: list[RuleFired] = field(default_factory=list)
 
 
 def _html_artifact(capture: CaptureView, artifacts: Sequence[Artifact]) -> Artifact:

@@ -120,3 +120,57 @@ class TestSchemaOrgAdapterV11Contract(TestSchemaOrgAdapterContract):
     @pytest.fixture
     def adapter_pin(self) -> str:
         return "pa_schemaorg@1.1.0"
+
+
+class TestSchemaOrgAdapterV3Contract(TestSchemaOrgAdapterContract):
+    """pa_schemaorg@3.0.0 on recorded captures: every claim rated, the offer claimed once per independent
+    statement (expected claims name their source and confidence)."""
+
+    @pytest.fixture
+    def adapter_pin(self) -> str:
+        return "pa_schemaorg@3.0.0"
+
+    @pytest.fixture
+    def cases(self) -> Sequence[AdapterCase]:
+        return [
+            AdapterCase.from_file(
+                FIXTURES / "metascraper_shopping/html/overstock.html",
+                media_type="text/html",
+                url="https://www.overstock.com/Home-Garden/Certified-International-Elegance-Canape-Plates-Set-of-6/29099468/product.html",
+                expected_claims=(
+                    Claim("core:price", "31.49", "jsonld[0][0].offers.price", "structured", 0.85),
+                    Claim("core:price", "$31.49", "css:span#product-price", "buy_box", 0.85),
+                    Claim("core:currency", "USD", "jsonld[0][0].offers.priceCurrency", "structured", 0.95),
+                    Claim("core:sku", "34092028", "jsonld[0][0].sku", "structured", 0.9),
+                    Claim(
+                        "core:availability", "InStock", "jsonld[0][0].offers.availability", "structured", 0.9
+                    ),
+                ),
+                expected_listing={"price": Decimal("31.49"), "currency": "USD", "availability": "in_stock"},
+            ),
+            AdapterCase.from_file(
+                FIXTURES / "metascraper_shopping/html/rejuvenation.html",
+                media_type="text/html; charset=utf-8",
+                expected_claims=(
+                    Claim("core:price", "120.00", "meta[property=product:price:amount]", "meta", 0.75),
+                    Claim("core:currency", "USD", "meta[property=product:price:currency]", "meta", 0.9),
+                ),
+                expected_listing={"price": Decimal("120.00"), "currency": "USD"},
+            ),
+            AdapterCase.from_file(
+                FIXTURES / "wdc_lspc/06.html",
+                media_type="text/html",
+                url="https://www.notino.cz/dove/mencare-clean-comfort-deodorant-antiperspirant-ve-spreji/",
+                expected_claims=(
+                    Claim(
+                        "core:price",
+                        "59.00",
+                        "microdata[1].properties.offers.properties.price",
+                        "structured",
+                        0.85,
+                    ),
+                    Claim("core:currency", "Kč", "css:[itemprop=price]", "text", 0.8),
+                ),
+                expected_listing={"price": Decimal("59.00"), "currency": "CZK", "availability": "in_stock"},
+            ),
+        ]

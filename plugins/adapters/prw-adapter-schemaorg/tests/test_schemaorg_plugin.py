@@ -1,4 +1,4 @@
-"""The distribution's ``prw`` entry point registers pa_schemaorg@1.0.0, @1.1.0 and @2.0.0 through pluggy, and the adapter says
+"""The distribution's ``prw`` entry point registers pa_schemaorg@1.0.0, @1.1.0, @2.0.0 and @3.0.0 through pluggy, and the adapter says
 which captures it reads and refuses what it cannot read with ExtractionError."""
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ def test_plugin_module_registers_the_adapter_through_pluggy() -> None:
         ("pa_schemaorg", "1.0.0"),
         ("pa_schemaorg", "1.1.0"),
         ("pa_schemaorg", "2.0.0"),
+        ("pa_schemaorg", "3.0.0"),
     ]
     assert all(isinstance(adapter, SourceAdapter) for adapter in adapters)
 

@@ -17,12 +17,14 @@ from prw_platform.plugins import (
     NormalizationProblem,
     NormalizedAttribute,
     availability_from_text,
+    claim_confidence,
+    weigh,
 )
 from prw_profiles_core import problems as codes
 from prw_profiles_core.currency import ISO_4217_CODES, CurrencyReading, find_currency_text, read_currency
 from prw_profiles_core.gtin import read_gtin
 from prw_profiles_core.price import read_price
-from prw_profiles_core.selection import Choice, Reading, choose
+from prw_profiles_core.selection import Choice, Reading, choose, choose_weighed
 
 CORE_DEFINITIONS: dict[str, AttributeDefinition] = {
     d.key: d
@@ -58,8 +60,12 @@ def normalize_core(
     claims: Sequence[Claim],
     definitions: Mapping[str, AttributeDefinition],
     problems: list[NormalizationProblem],
+    *,
+    weighed: bool = False,
 ) -> list[NormalizedAttribute]:
-    """The core attributes of ``claims``, in definition order; what cannot be normalized goes to ``problems``."""
+    """The core attributes of ``claims``, in definition order; what cannot be normalized goes to ``problems``.
+    ``weighed`` (``np_core@2``): values are chosen by weighed confidence and carry it (``choose_weighed``)."""
+    pick = choose_weighed if weighed else choose
     by_attribute: dict[str, list[Claim]] = {}
     for claim in claims:
         by_attribute.setdefault(claim.attribute, []).append(claim)
@@ -73,12 +79,14 @@ def normalize_core(
         ("core:availability", _read_availability),
     ):
         readings = [r for c in by_attribute.get(key, []) if (r := reader(c, problems)) is not None]
-        chosen[key] = choose(key, readings, problems)
+        chosen[key] = pick(key, readings, problems)
     chosen["core:price"], chosen["core:currency"] = _price_and_currency(
-        by_attribute.get("core:price", []), by_attribute.get("core:currency", []), problems
+        by_attribute.get("core:price", []), by_attribute.get("core:currency", []), problems, weighed
     )
     return [
-        NormalizedAttribute(key, choice.value, definitions[key].version, None, choice.locators)
+        NormalizedAttribute(
+            key, choice.value, definitions[key].version, None, choice.locators, choice.confidence
+        )
         for key in CORE_DEFINITIONS
         if (choice := chosen.get(key)) is not None
     ]
@@ -115,7 +123,9 @@ def _as_text(claim: Claim, problems: list[NormalizationProblem], *, numbers: boo
 
 def _read_text(claim: Claim, problems: list[NormalizationProblem]) -> Reading | None:
     text = _as_text(claim, problems)
-    return None if text is None else Reading(text, text.casefold(), claim.evidence_locator, claim.value)
+    if text is None:
+        return None
+    return Reading(text, text.casefold(), claim.evidence_locator, claim.value, claim_confidence(claim))
 
 
 def _read_mpn(claim: Claim, problems: list[NormalizationProblem]) -> Reading | None:
@@ -123,7 +133,7 @@ def _read_mpn(claim: Claim, problems: list[NormalizationProblem]) -> Reading | N
     if text is None:
         return None
     mpn = _WHITESPACE.sub("", text).upper()
-    return Reading(mpn, mpn, claim.evidence_locator, claim.value)
+    return Reading(mpn, mpn, claim.evidence_locator, claim.value, claim_confidence(claim))
 
 
 def _read_gtin(claim: Claim, problems: list[NormalizationProblem]) -> Reading | None:
@@ -138,7 +148,9 @@ def _read_gtin(claim: Claim, problems: list[NormalizationProblem]) -> Reading | 
         code = codes.GTIN_INVALID_CHECK_DIGIT if reading.is_check_digit_error else codes.GTIN_INVALID_FORMAT
         problems.append(_problem(claim, code, reading.problem or "not a GTIN"))
         return None
-    return Reading(reading.gtin14, reading.gtin14, claim.evidence_locator, claim.value)
+    return Reading(
+        reading.gtin14, reading.gtin14, claim.evidence_locator, claim.value, claim_confidence(claim)
+    )
 
 
 def _read_availability(claim: Claim, problems: list[NormalizationProblem]) -> Reading | None:
@@ -149,7 +161,7 @@ def _read_availability(claim: Claim, problems: list[NormalizationProblem]) -> Re
     if availability is None:
         problems.append(_problem(claim, codes.AVAILABILITY_UNKNOWN, f"{text!r} is not a known availability"))
         return None
-    return Reading(availability, availability, claim.evidence_locator, claim.value)
+    return Reading(availability, availability, claim.evidence_locator, claim.value, claim_confidence(claim))
 
 
 def _read_amount(
@@ -183,11 +195,14 @@ def _read_amount(
     if amount < 0 or not amount.is_finite():
         problems.append(_problem(claim, codes.PRICE_UNPARSEABLE, f"{value!r} is not a valid amount"))
         return None, currency
-    return Reading(amount, amount, claim.evidence_locator, claim.value), currency
+    return Reading(amount, amount, claim.evidence_locator, claim.value, claim_confidence(claim)), currency
 
 
 def _price_and_currency(
-    price_claims: Sequence[Claim], currency_claims: Sequence[Claim], problems: list[NormalizationProblem]
+    price_claims: Sequence[Claim],
+    currency_claims: Sequence[Claim],
+    problems: list[NormalizationProblem],
+    weighed: bool = False,
 ) -> tuple[Choice | None, Choice | None]:
     amounts: list[Reading] = []
     currencies: list[tuple[CurrencyReading, Claim]] = []
@@ -206,6 +221,8 @@ def _price_and_currency(
             problems.append(_problem(claim, codes.CURRENCY_UNKNOWN, f"{text!r} is not a known currency"))
         else:
             currencies.append((currency, claim))
+    if weighed:
+        return choose_weighed("core:price", amounts, problems), _weigh_currency(currencies, problems)
     return choose("core:price", amounts, problems), _choose_currency(currencies, problems)
 
 
@@ -263,3 +280,51 @@ def _choose_currency(
         )
     )
     return None
+
+
+#: ``np_core@2``: a currency read from an ambiguous symbol alone (``¥`` with no other hint: the one code every
+#: reading allows), and from the bare-``$`` default alone. Never enough to publish (the thresholds are 0.8).
+SYMBOL_NARROWED = 0.6
+DEFAULT_ALONE = 0.4
+
+
+def _weigh_currency(
+    currencies: Sequence[tuple[CurrencyReading, Claim]], problems: list[NormalizationProblem]
+) -> Choice | None:
+    """``np_core@2``: definite readings (one code) are witnesses with their claim's confidence; an ambiguous
+    reading that does not allow the winning code disagrees with it (a witness of another value). With no definite
+    reading, the one code every ambiguous reading allows, else the bare-``$`` default, at a confidence that is
+    never enough to publish: a currency is published from the page's own signals, never from a default alone."""
+    for currency, claim in currencies:
+        if not currency.codes:
+            problems.append(
+                _currency_problem(
+                    claim, codes.CURRENCY_UNKNOWN, f"{currency.text!r} is not a current ISO 4217 code"
+                )
+            )
+    readable = [(currency, claim) for currency, claim in currencies if currency.codes]
+    definite = [(currency.code, claim) for currency, claim in readable if currency.code is not None]
+    ambiguous = [(currency, claim) for currency, claim in readable if currency.code is None]
+    if definite:
+        leading = weigh([(code, claim_confidence(claim)) for code, claim in definite])[0].key
+        witnesses = [(code, claim_confidence(claim), claim) for code, claim in definite]
+        for currency, claim in ambiguous:
+            if leading not in currency.codes:
+                problems.append(
+                    _currency_problem(
+                        claim,
+                        codes.CONFLICTING_CLAIMS,
+                        f"{currency.text!r} ({'/'.join(currency.codes)}) disagrees with {leading}",
+                    )
+                )
+                witnesses.append((f"{'/'.join(currency.codes)}", claim_confidence(claim), claim))
+        readings = [
+            Reading(code, code, claim.evidence_locator, claim.value, c) for code, c, claim in witnesses
+        ]
+        return choose_weighed("core:currency", readings, problems)
+    fallback = _choose_currency(currencies, problems)
+    if fallback is None:
+        return None
+    allowed = set(ambiguous[0][0].codes).intersection(*(currency.codes for currency, _ in ambiguous[1:]))
+    confidence = SYMBOL_NARROWED if allowed == {fallback.value} else DEFAULT_ALONE
+    return Choice(fallback.value, fallback.locators, confidence)

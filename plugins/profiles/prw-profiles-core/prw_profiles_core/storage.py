@@ -26,10 +26,12 @@ from prw_platform.plugins import (
     Normalization,
     NormalizationProblem,
     NormalizedAttribute,
+    claim_confidence,
 )
 from prw_profiles_core import problems as codes
 from prw_profiles_core.core import CORE_DEFINITIONS, CORE_IDENTITY_KEYS, clean_text, normalize_core
-from prw_profiles_core.selection import Reading, choose
+from prw_profiles_core.publication import withhold
+from prw_profiles_core.selection import Reading, choose, choose_weighed
 from prw_profiles_core.units import (
     CAPACITY_UNIT,
     FORM_FACTORS,
@@ -192,19 +194,29 @@ class StorageProfile:
     identity_keys: tuple[tuple[str, ...], ...] = CORE_IDENTITY_KEYS
     classes: tuple[ItemClass, ...] = STORAGE_CLASSES
 
-    def __init__(self, version: int, storage_definitions: dict[str, AttributeDefinition]) -> None:
+    def __init__(
+        self,
+        version: int,
+        storage_definitions: dict[str, AttributeDefinition],
+        publication_thresholds: Mapping[str, float] | None = None,
+    ) -> None:
+        """``publication_thresholds`` (``np_storage@3``): values are chosen by weighed confidence, and an offer
+        value under its threshold is withheld, as in ``np_core@2``; without it, ``np_core@1``'s rule."""
         self.version = str(version)
         self.definitions = CORE_DEFINITIONS | storage_definitions
         self._storage_keys = tuple(storage_definitions)
+        self._weighed = publication_thresholds is not None
+        self.publication_thresholds: Mapping[str, float] = dict(publication_thresholds or {})
 
     def normalize(self, claims: Sequence[Claim]) -> Normalization:
         problems: list[NormalizationProblem] = []
-        attributes = normalize_core(claims, self.definitions, problems)
+        attributes = normalize_core(claims, self.definitions, problems, weighed=self._weighed)
         for key in self._storage_keys:
             attribute = self._storage_attribute(key, claims, problems)
             if attribute is not None:
                 attributes.append(attribute)
-        return Normalization(f"{self.name}@{self.version}", tuple(attributes), tuple(problems))
+        published, withheld = withhold(attributes, self.publication_thresholds, problems)
+        return Normalization(f"{self.name}@{self.version}", published, tuple(problems), withheld)
 
     def parse_value(self, key: str, text: str) -> NormalizedAttribute | None:
         """A value typed for a storage attribute (a query's ``attr[storage:capacity]=1 TB``) in canonical form,
@@ -242,12 +254,14 @@ class StorageProfile:
                     if (found := title_reader(text)) is not None:
                         value, start, end = found
                         locator = f"{claim.evidence_locator}#char={start},{end}"
-                        readings.append(Reading(value, value, locator, claim.value))
-        choice = choose(key, readings, problems)
+                        readings.append(Reading(value, value, locator, claim.value, claim_confidence(claim)))
+        choice = (choose_weighed if self._weighed else choose)(key, readings, problems)
         if choice is None:
             return None
         definition = self.definitions[key]
-        return NormalizedAttribute(key, choice.value, definition.version, definition.unit, choice.locators)
+        return NormalizedAttribute(
+            key, choice.value, definition.version, definition.unit, choice.locators, choice.confidence
+        )
 
     @staticmethod
     def _read_spec(
@@ -282,4 +296,4 @@ class StorageProfile:
                 )
             )
             return None
-        return Reading(found[0], found[0], claim.evidence_locator, value)
+        return Reading(found[0], found[0], claim.evidence_locator, value, claim_confidence(claim))

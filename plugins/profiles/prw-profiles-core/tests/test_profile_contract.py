@@ -102,3 +102,51 @@ class TestStorageProfileV2Contract(ProfileContract):
             "storage:write_speed": Decimal(530),
         }
         return [ProfileCase("ssd_listing", SSD_CLAIMS, CORE_EXPECTED | storage), CONFLICT, BAD_CHECK_DIGIT]
+
+
+# np_core@2 and np_storage@3 weigh claims by confidence and withhold an offer value under 0.75.
+DISPUTED_PRICE = ProfileCase(
+    "disputed_price",
+    (
+        Claim("core:price", "20.00", "jsonld[0].offers.price", "structured", 0.85),
+        Claim("core:price", "€25.00", "css:span.price", "buy_box", 0.8),
+        Claim("core:currency", "EUR", "jsonld[0].offers.priceCurrency", "structured", 0.95),
+    ),
+    expected_attributes={"core:currency": "EUR"},
+    expected_problems=(("core:price", "CONFLICTING_CLAIMS"), ("core:price", "UNCERTAIN_VALUE")),
+    absent_attributes=("core:price",),
+)
+
+
+class TestCoreProfileV2Contract(TestCoreProfileContract):
+    @pytest.fixture
+    def profile_pin(self) -> str:
+        return "np_core@2"
+
+    @pytest.fixture
+    def cases(self) -> Sequence[ProfileCase]:
+        return [
+            ProfileCase("ssd_listing", SSD_CLAIMS, CORE_EXPECTED, absent_attributes=("storage:capacity",)),
+            CONFLICT,
+            BAD_CHECK_DIGIT,
+            DISPUTED_PRICE,
+        ]
+
+
+class TestStorageProfileV3Contract(TestStorageProfileV2Contract):
+    @pytest.fixture
+    def profile_pin(self) -> str:
+        return "np_storage@3"
+
+    @pytest.fixture
+    def cases(self) -> Sequence[ProfileCase]:
+        storage: dict[str, AttributeValue] = {
+            "storage:capacity": Decimal(1000),
+            "storage:write_speed": Decimal(530),
+        }
+        return [
+            ProfileCase("ssd_listing", SSD_CLAIMS, CORE_EXPECTED | storage),
+            CONFLICT,
+            BAD_CHECK_DIGIT,
+            DISPUTED_PRICE,
+        ]
