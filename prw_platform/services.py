@@ -156,6 +156,14 @@ from prw_platform.resolver.intake.workers import (
 )
 from prw_platform.resolver.resolution.batch import ResolutionConsumer
 from prw_platform.resolver.resolution.dry_run import AUTO, DryRun, DryRunRequest
+from prw_platform.resolver.resolution.generations import (
+    Calibrated,
+    GenerationBelowPromise,
+    IdentityGeneration,
+    IdentityGenerations,
+    LivePrecision,
+    NotEnoughIdentityLabels,
+)
 from prw_platform.resolver.resolution.matching import (
     AutomaticMapping,
     ListingIdentity,
@@ -202,6 +210,7 @@ __all__ = [
     "AuthorizeRelease",
     "AutomaticMapping",
     "BasketLine",
+    "Calibrated",
     "Candidate",
     "CaptureSubmission",
     "CaseSummary",
@@ -241,9 +250,12 @@ __all__ = [
     "FenceRefused",
     "FenceResult",
     "FileView",
+    "GenerationBelowPromise",
     "Heartbeat",
     "HeartbeatAck",
     "HistoryEntry",
+    "IdentityGeneration",
+    "IdentityGenerations",
     "Improvement",
     "ImprovementDraft",
     "ImprovementPage",
@@ -265,6 +277,7 @@ __all__ = [
     "LeaseState",
     "LinkWindow",
     "ListingIdentity",
+    "LivePrecision",
     "LlmAdvice",
     "LlmProposal",
     "MatchingBench",
@@ -273,6 +286,7 @@ __all__ = [
     "MerchantService",
     "MerchantSpec",
     "MergeItems",
+    "NotEnoughIdentityLabels",
     "OpenedSession",
     "OperatorIdentity",
     "OperatorReports",

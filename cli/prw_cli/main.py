@@ -54,6 +54,11 @@ class PrwCommands(LazyGroup):
             "Measure the installed plugins on annotated data, in a benchmark's own metric.",
         ),
         LazyCommand(
+            "identity",
+            "prw_cli.commands.identity:app",
+            "Identity generations per catalog: calibrate on reviewers' labels, list, live precision.",
+        ),
+        LazyCommand(
             "collect",
             "prw_cli.commands.collect:collect",
             "Send local pages to intake as a collector: upload, capture (idempotent), receipt; retried with backoff.",

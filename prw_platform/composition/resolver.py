@@ -32,6 +32,7 @@ from prw_platform.resolver.intake import (
 from prw_platform.resolver.intake.workers import CollectorService, WorkerPolicy
 from prw_platform.resolver.resolution import ResolutionServices
 from prw_platform.resolver.resolution.batch import ResolutionConsumer
+from prw_platform.resolver.resolution.generations import IdentityGenerations
 from prw_platform.resolver.review import EvidenceLinks, ReviewQueue
 from prw_platform.resolver.stream.relay import Relay
 from prw_platform.resolver.stream.retention import (
@@ -138,6 +139,12 @@ class ResolverServices(Shared):
             ),
             clock=self.clock,
         )
+
+    @cached_property
+    def identity_generations(self) -> IdentityGenerations:
+        """Calibrated identity generations per catalog and the live precision of scoring rules (an operator
+        action: ``prw identity``)."""
+        return IdentityGenerations(self.resolver_db, self.registry, clock=self.clock)
 
     @cached_property
     def merchants(self) -> MerchantService:

@@ -80,6 +80,7 @@ TABLE_OWNERS: Final[Mapping[str, str]] = MappingProxyType(
         "resolver.improvement": "prw_platform.resolver.improvements.store",
         "resolver.improvement_transition": "prw_platform.resolver.improvements.store",
         "resolver.replay": "prw_platform.resolver.improvements.replay_store",
+        "resolver.identity_generation": "prw_platform.resolver.resolution.generations",
         "resolver.replay_capture": "prw_platform.resolver.improvements.replay_store",
         # Managed catalog files (seed 004, 0016_catalog_files): the files, their lifecycle table and history.
         "resolver.catalog_file": "prw_platform.resolver.files.store",

@@ -16,11 +16,16 @@ from prw_platform.plugins.confidence import (
 from prw_platform.plugins.conformance import conformance_problem
 from prw_platform.plugins.hookspecs import hookimpl, hookspec
 from prw_platform.plugins.identity import (
+    BandEstimate,
+    CalibratingIdentityRule,
+    Calibration,
     CandidateScore,
     IdentityCandidate,
     IdentityEvidence,
     IdentityRule,
     IdentityVerdict,
+    LabelledListing,
+    NotEnoughLabels,
     ScoringIdentityRule,
 )
 from prw_platform.plugins.introspection import list_plugins
@@ -75,6 +80,9 @@ __all__ = [
     "AttributeDefinition",
     "AttributeValue",
     "Availability",
+    "BandEstimate",
+    "CalibratingIdentityRule",
+    "Calibration",
     "CandidateScore",
     "CaptureView",
     "Claim",
@@ -90,11 +98,13 @@ __all__ = [
     "InvalidPin",
     "InvalidPluginResult",
     "ItemClass",
+    "LabelledListing",
     "ListingFields",
     "Normalization",
     "NormalizationProblem",
     "NormalizationProfile",
     "NormalizedAttribute",
+    "NotEnoughLabels",
     "PluginApiMismatch",
     "PluginError",
     "PluginInfo",

@@ -18,8 +18,9 @@ order scores.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +45,9 @@ class IdentityEvidence:
     gtin: str | None
     mpn: str | None
     candidates: tuple[IdentityCandidate, ...]
+    #: The catalog's generation of the rule being asked (its fitted parameters, as the rule wrote them when it
+    #: calibrated); None: the rule's own default. The platform passes each rule its own.
+    generation: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,4 +89,62 @@ class ScoringIdentityRule(IdentityRule, Protocol):
 
     def score(self, evidence: IdentityEvidence) -> tuple[CandidateScore, ...]:
         """One score per candidate of ``evidence.candidates`` (any order; a candidate left out scores 0)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class LabelledListing:
+    """A listing reviewers decided: the candidates the platform offers for it now, and which of them the
+    reviewer chose (``matches``) and passed over (``non_matches``, shown and not chosen)."""
+
+    evidence: IdentityEvidence
+    matches: frozenset[str]
+    non_matches: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class BandEstimate:
+    """What an auto-map band would do on the labels, measured on held-out folds."""
+
+    probability: float
+    margin: float
+    mapped: int
+    right: int
+    wrong: int
+    precision: float
+    #: One-sided 95% lower confidence bound of the precision.
+    precision_lower_bound: float
+    #: Labelled matches mapped right / labelled matches.
+    coverage: float
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """A generation fitted on a catalog's labels: the document the rule reads back through
+    ``IdentityEvidence.generation``, the curve of bands, and the band chosen for the promise (None: none meets it)."""
+
+    document: Mapping[str, Any]
+    listings: int
+    matches: int
+    pairs: int
+    curve: tuple[BandEstimate, ...]
+    chosen: BandEstimate | None
+
+
+class NotEnoughLabels(ValueError):
+    """Too few labelled listings to fit and check a generation."""
+
+    def __init__(self, message: str, *, have: int, need: int) -> None:
+        super().__init__(message)
+        self.have = have
+        self.need = need
+
+
+@runtime_checkable
+class CalibratingIdentityRule(ScoringIdentityRule, Protocol):
+    """A scoring rule that can fit a generation of itself on reviewers' labels."""
+
+    def calibrate(self, labelled: Sequence[LabelledListing], *, promise: float, number: int) -> Calibration:
+        """Fit on ``labelled``, estimate each band on held-out folds, choose the band of most coverage whose
+        measured precision meets ``promise``. Raises ``NotEnoughLabels`` naming how many it needs."""
         ...

@@ -61,14 +61,18 @@ class ImprovementRequest(BaseModel):
     adapter_version: str | None = Field(default=None, pattern=_ADAPTER_PIN)
     profile_version: str | None = Field(default=None, pattern=_PROFILE_PIN)
     definition_version: str | None = Field(default=None, min_length=1, max_length=200)
+    #: A calibrated identity generation of the catalog (``prw identity calibrate``); 1 is the shipped rules.
+    identity_generation: int | None = Field(default=None, ge=1, le=2_147_483_647)
     selection: SelectionBody
     rationale: str = Field(min_length=1, max_length=4000)
 
     @model_validator(mode="after")
     def _pins(self) -> ImprovementRequest:
-        if self.adapter_version is None and self.profile_version is None and self.definition_version is None:
+        pins = (self.adapter_version, self.profile_version, self.definition_version, self.identity_generation)
+        if all(pin is None for pin in pins):
             raise ValueError(
-                "an improvement pins at least one of adapter_version, profile_version, definition_version"
+                "an improvement pins at least one of adapter_version, profile_version, definition_version,"
+                " identity_generation"
             )
         return self
 
@@ -80,6 +84,7 @@ class ImprovementRequest(BaseModel):
             adapter_version=self.adapter_version,
             profile_version=self.profile_version,
             definition_version=self.definition_version,
+            identity_generation=self.identity_generation,
         )
 
 
@@ -108,6 +113,7 @@ class ImprovementDetail(BaseModel):
     adapter_version: str | None
     profile_version: str | None
     definition_version: str | None
+    identity_generation: int | None
     selection: dict[str, Any]
     rationale: str
     created_by: str
@@ -129,6 +135,7 @@ class ImprovementDetail(BaseModel):
             adapter_version=i.adapter_version,
             profile_version=i.profile_version,
             definition_version=i.definition_version,
+            identity_generation=i.identity_generation,
             selection=i.selection,
             rationale=i.rationale,
             created_by=i.created_by,

@@ -232,3 +232,30 @@ def captures_with_case_kind(
         (tenant_id, kind, list(capture_ids)),
     ).fetchall()
     return {str(row["capture_id"]) for row in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class ShownCandidates:
+    """A decided review case: its listing and the candidates the reviewer was shown, best first."""
+
+    case_id: str
+    listing_id: str
+    candidates: tuple[str, ...]
+
+
+def decided_cases_with_candidates(conn: Connection, tenant_id: str, catalog_id: str) -> list[ShownCandidates]:
+    """Every decided case of the catalog that showed the reviewer at least one candidate, oldest first."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(
+            """SELECT case_id, listing_id, candidates FROM resolver.review_case
+               WHERE tenant_id = %s AND catalog_id = %s AND status = 'decided'
+                 AND jsonb_array_length(candidates) > 0
+               ORDER BY created_at, case_id""",
+            (tenant_id, catalog_id),
+        ).fetchall()
+    return [
+        ShownCandidates(
+            str(row["case_id"]), str(row["listing_id"]), tuple(str(c["item_id"]) for c in row["candidates"])
+        )
+        for row in rows
+    ]

@@ -6,11 +6,12 @@ import dataclasses
 import hashlib
 import json
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from prw_platform.contracts import StreamKey
@@ -180,3 +181,61 @@ def case_decisions(conn: Connection, tenant_id: str, case_id: str) -> list[Decis
         (tenant_id, case_id),
     ).fetchall()
     return [_record(row) for row in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class CaseOutcome:
+    """How a reviewer settled a review case: the item the listing went to (None: no item, or dismissed)."""
+
+    case_id: str
+    action: str
+    item_id: str | None
+
+
+def human_case_outcomes(conn: Connection, tenant_id: str, catalog_id: str) -> list[CaseOutcome]:
+    """The last decision a person (reviewer or operator) made on each review case of the catalog."""
+    with conn.cursor(row_factory=class_row(CaseOutcome)) as cur:
+        return cur.execute(
+            """SELECT DISTINCT ON (case_id) case_id, action, effects->>'item_id' AS item_id
+           FROM resolver.decision
+           WHERE tenant_id = %s AND catalog_id = %s AND case_id IS NOT NULL AND actor !~ '^rule:'
+             AND action IN ('map_listing', 'create_item_and_map', 'dismiss_case')
+           ORDER BY case_id, created_at DESC, decision_id DESC""",
+            (tenant_id, catalog_id),
+        ).fetchall()
+
+
+@dataclass(frozen=True, slots=True)
+class AutomaticMapping:
+    """A listing an automatic rule mapped, and whether a person later mapped it to another item."""
+
+    decision_id: str
+    actor: str
+    listing_id: str
+    item_id: str
+    corrected: bool
+    created_at: datetime
+
+
+def automatic_mappings(
+    conn: Connection, tenant_id: str, catalog_id: str, actors: Sequence[str]
+) -> list[AutomaticMapping]:
+    """Every ``map_listing`` decision by one of ``actors`` in the catalog, each with whether a person (reviewer or
+    operator) later corrected it: split the listing off the item it was mapped to (the split names the mapping's
+    decision among its prior decisions), or mapped it to another item. The live check of a rule's precision."""
+    with conn.cursor(row_factory=class_row(AutomaticMapping)) as cur:
+        return cur.execute(
+            """SELECT a.decision_id, a.actor, a.effects->>'listing_id' AS listing_id, a.effects->>'item_id' AS item_id,
+                  EXISTS (SELECT 1 FROM resolver.decision h
+                          WHERE h.tenant_id = a.tenant_id AND h.catalog_id = a.catalog_id AND h.actor !~ '^rule:'
+                            AND (h.created_at, h.decision_id) > (a.created_at, a.decision_id)
+                            AND ((h.action = 'split_item' AND h.prior_decisions ? a.decision_id)
+                                 OR (h.action IN ('map_listing', 'create_item_and_map')
+                                     AND h.effects->>'listing_id' = a.effects->>'listing_id'
+                                     AND h.effects->>'item_id' IS DISTINCT FROM a.effects->>'item_id'))) AS corrected,
+                  a.created_at
+           FROM resolver.decision a
+           WHERE a.tenant_id = %s AND a.catalog_id = %s AND a.action = 'map_listing' AND a.actor = ANY(%s)
+           ORDER BY a.created_at, a.decision_id""",
+            (tenant_id, catalog_id, list(actors)),
+        ).fetchall()

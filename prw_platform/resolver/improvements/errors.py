@@ -68,3 +68,10 @@ class UnknownDefinitionVersion(ImprovementError):
 
     code = "UNKNOWN_DEFINITION_VERSION"
     status = 422
+
+
+class UnknownIdentityGeneration(ImprovementError):
+    """422 UNKNOWN_IDENTITY_GENERATION: the catalog has no such identity generation (``prw identity calibrate``
+    proposes them; 1 is the installed rules' own)."""
+
+    code = "UNKNOWN_IDENTITY_GENERATION"

@@ -8,8 +8,8 @@ from typing import Final
 from prw_platform.plugins import PluginRegistry, UnknownAdapterVersion, UnknownProfileVersion
 from prw_platform.resolver.improvements.errors import UnknownDefinitionVersion
 
-#: The identity rules' generation a replay pins: the installed rule plugins (``PluginRegistry.identity_rules``).
-#: There is one generation; a replay pinned to another cannot run here.
+#: The identity rules' generation a replay pins when its improvement proposes none: the installed rule plugins
+#: as they ship (catalog generations from 2 are checked against the catalog, ``generations.check_generation``).
 IDENTITY_GENERATION: Final = 1
 
 
@@ -18,11 +18,9 @@ def check_pins(
     adapter: str | None,
     profile: str | None,
     definitions: dict[str, int] | None,
-    identity_generation: int | None = IDENTITY_GENERATION,
 ) -> None:
     """Every pinned version is installed: the adapter, the profile, each attribute definition at its version in
-    the pinned profile (422 UNKNOWN_ADAPTER_VERSION / UNKNOWN_PROFILE_VERSION / UNKNOWN_DEFINITION_VERSION), and
-    the identity rules' generation."""
+    the pinned profile (422 UNKNOWN_ADAPTER_VERSION / UNKNOWN_PROFILE_VERSION / UNKNOWN_DEFINITION_VERSION)."""
     if adapter is not None and adapter not in registry.adapter_pins:
         raise UnknownAdapterVersion(
             f"adapter {adapter} is not installed; installed: {', '.join(registry.adapter_pins)}"
@@ -42,8 +40,6 @@ def check_pins(
             if found is None or found.version != version:
                 have = f"version {found.version}" if found is not None else "no such definition"
                 raise UnknownDefinitionVersion(f"{profile} defines {key} with {have}, not version {version}")
-    if identity_generation not in (None, IDENTITY_GENERATION):
-        raise UnknownDefinitionVersion(f"identity rules generation {identity_generation} is not installed")
 
 
 def definition_versions(text: str | None) -> dict[str, int] | None:

@@ -43,13 +43,15 @@ from prw_platform.resolver.improvements.errors import (
     ReplayInProgress,
     UnknownDefinitionVersion,
 )
-from prw_platform.resolver.improvements.pins import check_pins, definition_versions
+from prw_platform.resolver.improvements.pins import IDENTITY_GENERATION, check_pins, definition_versions
 from prw_platform.resolver.improvements.service import Selection, selected_captures
 from prw_platform.resolver.intake import jobs
 from prw_platform.resolver.intake.captures import CaptureRecord, load_capture
 from prw_platform.resolver.intake.jobs import JobEnqueuer
 from prw_platform.resolver.resolution.consumer import REPLAY_TRACE_PREFIX
 from prw_platform.resolver.resolution.dry_run import AUTO, DryRun, DryRunRequest, DryRunService
+from prw_platform.resolver.resolution.generations import make_live
+from prw_platform.resolver.resolution.identity import RULE_REVIEW
 from prw_platform.resolver.resolution.outcomes import JobRejected
 from prw_platform.resolver.resolution.results import CaptureResults, latest_results
 from prw_platform.retry import RetryPolicy
@@ -61,7 +63,8 @@ Mode = Literal["dry_run", "apply"]
 #: Messages per send.
 SEND_BATCH: Final = 10
 CAPTURE_NOT_IN_TENANT: Final = "CAPTURE_NOT_IN_TENANT"
-REVIEW_RULE: Final = "review_required"
+#: The actor of a review case in the identity summary: a listing that goes to review rather than to an item.
+REVIEW_RULE: Final = RULE_REVIEW
 EXTRACT_STAGE: Final = "extract"
 
 
@@ -88,7 +91,7 @@ def replay_pins(improvement: store.Improvement) -> ReplayPins:
     return ReplayPins(
         adapter=improvement.adapter_version,
         profile=improvement.profile_version,
-        identity_generation=1,
+        identity_generation=improvement.identity_generation or IDENTITY_GENERATION,
         definition_versions=definition_versions(improvement.definition_version),
     )
 
@@ -166,6 +169,17 @@ class ReplayService:
                 completed_at=None,
             )
             replay_store.insert_replay(conn, replay)
+            if mode == "apply" and improvement.identity_generation is not None:
+                # The apply replay's identity jobs resolve with the catalog's live generations: the proposed one
+                # goes live as the replay starts, in the transaction that records it.
+                make_live(
+                    conn,
+                    tenant_id,
+                    improvement.catalog_id,
+                    improvement.identity_generation,
+                    improvement_id,
+                    now,
+                )
             return ReplayRequested(replay), captures
 
         requested, captures = self._db.run(work, tenant_id=tenant_id)
@@ -216,9 +230,7 @@ class ReplayService:
         return OutgoingMessage(message.to_message(), message_id=job_id)
 
     def _check_pins(self, pins: ReplayPins) -> None:
-        check_pins(
-            self._registry, pins.adapter, pins.profile, pins.definition_versions, pins.identity_generation
-        )
+        check_pins(self._registry, pins.adapter, pins.profile, pins.definition_versions)
 
     # -- reads --------------------------------------------------------------------------------------------
     def replays(self, tenant_id: str, improvement_id: str) -> list[replay_store.Replay]:
@@ -295,6 +307,7 @@ class ReplayService:
                     capture_id=replay.capture_id,
                     adapter=replay.pins.adapter or AUTO,
                     profile=replay.pins.profile,
+                    identity_generation=replay.pins.identity_generation,
                 ),
             )
             before = self._db.run(

@@ -40,9 +40,15 @@ from prw_platform.resolver.improvements.errors import (
     SelfApproval,
     UnknownCatalog,
     UnknownDefinitionVersion,
+    UnknownIdentityGeneration,
 )
 from prw_platform.resolver.improvements.pins import check_pins, definition_versions
 from prw_platform.resolver.intake.captures import select_capture_ids
+from prw_platform.resolver.resolution.generations import (
+    GenerationNotFound,
+    check_approvable,
+    check_generation,
+)
 from prw_platform.resolver.resolution.results import captures_extracted_by
 
 #: An improvement re-resolves at most this many captures (a replay sends one message per capture).
@@ -101,6 +107,8 @@ class ImprovementDraft:
     adapter_version: str | None = None
     profile_version: str | None = None
     definition_version: str | None = None
+    #: An identity generation of the catalog to propose (``prw identity calibrate`` wrote it).
+    identity_generation: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +171,7 @@ class ImprovementService:
             created_at=now,
             rationale=draft.rationale,
             idempotency_key=idempotency_key,
+            identity_generation=draft.identity_generation,
         )
 
         def work(conn: Connection) -> ImprovementView:
@@ -176,6 +185,10 @@ class ImprovementService:
                     return self._view(conn, existing, replayed=True)
             if not any(c.catalog_id == draft.catalog_id for c in catalogs.catalog_policies(conn, tenant_id)):
                 raise UnknownCatalog(f"no catalog {draft.catalog_id} in tenant {tenant_id}")
+            try:
+                check_generation(conn, tenant_id, draft.catalog_id, draft.identity_generation)
+            except GenerationNotFound as missing:
+                raise UnknownIdentityGeneration(str(missing)) from missing
             if not selected_captures(conn, tenant_id, draft.catalog_id, draft.selection):
                 raise EmptySelection("the selection matches no stored capture of the catalog")
             store.insert_improvement(conn, wanted)
@@ -218,6 +231,8 @@ class ImprovementService:
                 raise SelfApproval(
                     f"{actor} wrote improvement {improvement_id}: another reviewer approves it"
                 )
+            if to == "reviewer_approved":
+                check_approvable(conn, tenant_id, current.catalog_id, current.identity_generation)
             moved = store.set_status(conn, current, to, actor, rationale, self._clock())
             return self._view(conn, moved)
 
@@ -272,6 +287,7 @@ def _body(improvement: store.Improvement) -> str:
             improvement.definition_version,
             improvement.selection,
             improvement.rationale,
+            improvement.identity_generation,
         ],
         sort_keys=True,
     )

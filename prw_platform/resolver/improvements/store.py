@@ -44,6 +44,8 @@ class Improvement:
     status_by: str | None = None
     status_at: datetime | None = None
     idempotency_key: str | None = None
+    #: The identity generation it proposes (``resolver.identity_generation``); None: the identity rules as they are.
+    identity_generation: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +59,8 @@ class Transition:
 
 
 _COLUMNS = """tenant_id, catalog_id, improvement_id, adapter_version, profile_version, definition_version,
-              selection, status, created_by, created_at, rationale, status_by, status_at, idempotency_key"""
+              selection, status, created_by, created_at, rationale, status_by, status_at, idempotency_key,
+              identity_generation"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +75,8 @@ def insert_improvement(conn: Connection, improvement: Improvement) -> None:
     conn.execute(
         """INSERT INTO resolver.improvement (tenant_id, catalog_id, improvement_id, adapter_version,
                profile_version, definition_version, selection, status, created_by, created_at, rationale,
-               status_by, status_at, idempotency_key)
-           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+               status_by, status_at, idempotency_key, identity_generation)
+           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
         (
             improvement.tenant_id,
             improvement.catalog_id,
@@ -89,6 +92,7 @@ def insert_improvement(conn: Connection, improvement: Improvement) -> None:
             improvement.status_by or improvement.created_by,
             improvement.status_at or improvement.created_at,
             improvement.idempotency_key,
+            improvement.identity_generation,
         ),
     )
     _record_transition(

@@ -42,6 +42,8 @@ class DryRunRequest:
     adapter: str = AUTO
     #: An installed profile pin (``np_core@1``), or None for the consumer's rule (an improvement replay pins it).
     profile: str | None = None
+    #: The identity generation to resolve with (an improvement replay pins it); None: the catalog's live ones.
+    identity_generation: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,7 @@ class DryRunService:
                 extraction,
                 normalization,
                 services.registry.identity_rules,
+                generation=request.identity_generation,
             ),
             tenant_id=tenant_id,
             read_only=True,

@@ -20,7 +20,7 @@ IDEMPOTENCY_CONFLICT), and a redelivered job is absorbed by the inbox before it 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, cast, get_args
@@ -57,6 +57,7 @@ from prw_platform.resolver.resolution.documents import (
     problem_documents,
 )
 from prw_platform.resolver.resolution.extraction import ExtractionRun, StageError
+from prw_platform.resolver.resolution.generations import generation_documents, rule_pin
 from prw_platform.resolver.resolution.profiles import NormalizationRun, stage_outcome
 
 RULE_MAP = "rule:strong_identifier_match@1"
@@ -97,11 +98,13 @@ def resolve_identity(
     normalization: NormalizationRun | None,
     rules: Sequence[IdentityRule],
     provenance: tuple[str, ...] = (),
+    generation: int | None = None,
 ) -> IdentityDecision:
     """Call with the stream cursor locked, so no other decision of the catalog changes identities meanwhile.
     ``provenance``: references recorded with the decision's evidence beside the capture (an apply replay's
-    ``rpl_...`` and ``imp_...``)."""
-    context = _Context(job_id, capture, extraction, normalization, tuple(rules), provenance)
+    ``rpl_...`` and ``imp_...``); ``generation``: the identity generation a replay pins (None: the catalog's live
+    generations)."""
+    context = _Context(job_id, capture, extraction, normalization, tuple(rules), provenance, generation)
     result = context.result
     if normalization is None or result is None:
         reason = _failure_reason(extraction, normalization)
@@ -153,18 +156,34 @@ def _named_item(context: _Context, match: ItemMatch) -> IdentityDecision:
     return context.review("no_rule_decided", reason, (Candidate(named.item_id, named.score, named.reason),))
 
 
-def ask_rules(rules: Sequence[IdentityRule], evidence: IdentityEvidence) -> RuledMatch | None:
-    """The first rule's verdict that names one of the evidence's candidates (in rule order), with that candidate."""
+def ask_rules(
+    rules: Sequence[IdentityRule],
+    evidence: IdentityEvidence,
+    generations: Mapping[str, Mapping[str, Any]] | None = None,
+) -> RuledMatch | None:
+    """The first rule's verdict that names one of the evidence's candidates (in rule order), with that candidate.
+    Each rule is given the catalog's generation of itself (``generations``, by rule pin), if any."""
     offered = {c.item_id: c for c in evidence.candidates}
     for rule in rules:
-        verdict = rule.decide(evidence)
+        verdict = rule.decide(_for_rule(rule, evidence, generations))
         if verdict is not None and verdict.item_id in offered:
             return rule, verdict, offered[verdict.item_id]
     return None
 
 
+def _for_rule(
+    rule: IdentityRule, evidence: IdentityEvidence, generations: Mapping[str, Mapping[str, Any]] | None
+) -> IdentityEvidence:
+    document = (generations or {}).get(rule_pin(rule))
+    return evidence if document is None else replace(evidence, generation=document)
+
+
 def candidate_identity(
-    conn: Connection, stream: StreamKey, rules: Sequence[IdentityRule], listing: IdentityEvidence
+    conn: Connection,
+    stream: StreamKey,
+    rules: Sequence[IdentityRule],
+    listing: IdentityEvidence,
+    generation: int | None = None,
 ) -> tuple[tuple[Candidate, ...], RuledMatch | None]:
     """A listing no strong identifier settles: its ranked review-case candidates, and the first identity rule's
     verdict on them (None: a reviewer decides). ``prw eval matching`` measures exactly this path.
@@ -180,24 +199,27 @@ def candidate_identity(
         for p in pool
     )
     evidence = replace(listing, candidates=offered)
-    scores = _scores(rules, evidence)
+    generations = generation_documents(conn, stream.tenant_id, stream.catalog_id, generation)
+    scores = _scores(rules, evidence, generations)
     if scores is None:
         candidates = tuple(p.candidate for p in pool[:MAX_CANDIDATES])
-        return candidates, ask_rules(rules, evidence)
+        return candidates, ask_rules(rules, evidence, generations)
     ordered = tuple(sorted(offered, key=lambda c: (-scores[c.item_id].probability, c.item_id)))
     candidates = tuple(
         Candidate(c.item_id, scores[c.item_id].probability, _scored_reason(scores[c.item_id]))
         for c in ordered[:MAX_CANDIDATES]
     )
-    return candidates, ask_rules(rules, replace(evidence, candidates=ordered))
+    return candidates, ask_rules(rules, replace(evidence, candidates=ordered), generations)
 
 
-def _scores(rules: Sequence[IdentityRule], evidence: IdentityEvidence) -> dict[str, CandidateScore] | None:
+def _scores(
+    rules: Sequence[IdentityRule], evidence: IdentityEvidence, generations: Mapping[str, Mapping[str, Any]]
+) -> dict[str, CandidateScore] | None:
     """The first scoring rule's score of every offered candidate (a candidate it left out scores 0)."""
     scorer = next((rule for rule in rules if isinstance(rule, ScoringIdentityRule)), None)
     if scorer is None or not evidence.candidates:
         return None
-    given = {s.item_id: s for s in scorer.score(evidence)}
+    given = {s.item_id: s for s in scorer.score(_for_rule(scorer, evidence, generations))}
     return {c.item_id: given.get(c.item_id, CandidateScore(c.item_id, 0.0)) for c in evidence.candidates}
 
 
@@ -206,7 +228,7 @@ def _scored_reason(score: CandidateScore) -> str:
 
 
 def rule_actor(rule: IdentityRule) -> str:
-    return f"rule:{rule.name}@{rule.version}"
+    return f"rule:{rule_pin(rule)}"
 
 
 def _map(
@@ -261,7 +283,7 @@ def _create_or_review(
         return context.decided(command, {"identity_keys_satisfied": [list(keys) for keys in satisfied]})
     needed = " | ".join(" + ".join(keys) for keys in profile.identity_keys)
     evidence = context.evidence(())
-    candidates, ruled = candidate_identity(conn, stream, context.rules, evidence)
+    candidates, ruled = candidate_identity(conn, stream, context.rules, evidence, context.generation)
     if ruled is not None:
         return _map(context, *ruled)
     reason = (
@@ -279,6 +301,7 @@ class _Context:
     normalization: NormalizationRun | None
     rules: tuple[IdentityRule, ...]
     provenance: tuple[str, ...] = ()
+    generation: int | None = None
 
     @property
     def result(self) -> Normalization | None:

@@ -8,13 +8,15 @@ fits catalog generations from reviewers' labels). It holds:
   exported node by node): the probability is ``sigmoid(baseline + sum of the trees' leaf values)``;
 - ``bands``: ``auto_map`` (the probability at or above which, with at least ``margin`` over the runner-up, a
   listing maps automatically) and the precision estimated for it;
-- ``fitted_on``: what the model and the bands were fitted and chosen on, for the record.
+- ``fitted_on``: what the model and the bands were fitted and chosen on, for the record;
+- ``fingerprint``: the SHA-256 of the model and bands, which names this generation wherever it is cached.
 
 Evaluating the trees needs nothing but Python: the rule runs in the resolution worker without scikit-learn.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -78,25 +80,37 @@ class Generation:
     bands: Bands
     fitted_on: Mapping[str, Any]
 
+    @property
+    def fingerprint(self) -> str:
+        body = {"model": self._model_json(), "bands": self._bands_json(), "features": list(self.features)}
+        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
     def probability(self, row: Sequence[float]) -> float:
         raw = self.baseline + sum(tree.predict(row) for tree in self.trees)
         return 1.0 / (1.0 + math.exp(-raw)) if raw > -700 else 0.0
+
+    def _model_json(self) -> dict[str, Any]:
+        return {
+            "kind": "gradient_boosted_trees",
+            "baseline": self.baseline,
+            "trees": [tree.as_json() for tree in self.trees],
+        }
+
+    def _bands_json(self) -> dict[str, Any]:
+        return {
+            "auto_map": {"probability": self.bands.auto_probability, "margin": self.bands.auto_margin},
+            "estimated_precision": self.bands.estimated_precision,
+            "precision_lower_bound": self.bands.precision_lower_bound,
+        }
 
     def as_json(self) -> dict[str, Any]:
         return {
             "rule": self.rule,
             "generation": self.number,
+            "fingerprint": self.fingerprint,
             "features": list(self.features),
-            "model": {
-                "kind": "gradient_boosted_trees",
-                "baseline": self.baseline,
-                "trees": [tree.as_json() for tree in self.trees],
-            },
-            "bands": {
-                "auto_map": {"probability": self.bands.auto_probability, "margin": self.bands.auto_margin},
-                "estimated_precision": self.bands.estimated_precision,
-                "precision_lower_bound": self.bands.precision_lower_bound,
-            },
+            "model": self._model_json(),
+            "bands": self._bands_json(),
             "fitted_on": dict(self.fitted_on),
         }
 
