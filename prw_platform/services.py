@@ -158,6 +158,7 @@ from prw_platform.resolver.resolution.batch import ResolutionConsumer
 from prw_platform.resolver.resolution.dry_run import AUTO, DryRun, DryRunRequest
 from prw_platform.resolver.resolution.generations import (
     Calibrated,
+    CatalogIdentity,
     GenerationBelowPromise,
     IdentityGeneration,
     IdentityGenerations,
@@ -211,6 +212,7 @@ __all__ = [
     "AutomaticMapping",
     "BasketLine",
     "Calibrated",
+    "CatalogIdentity",
     "Candidate",
     "CaptureSubmission",
     "CaseSummary",

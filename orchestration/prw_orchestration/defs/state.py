@@ -378,6 +378,110 @@ def likely_duplicate_items(platform: PlatformResource) -> dg.MaterializeResult[N
     )
 
 
+#: Automatic mappings a catalog needs before its live precision is held to the promise (fewer say little).
+LIVE_PRECISION_MINIMUM = 20
+_BAR = 20
+
+
+def _bar(share: float) -> str:
+    filled = round(max(0.0, min(1.0, share)) * _BAR)
+    return "█" * filled + "·" * (_BAR - filled)
+
+
+def _curve(points: list[dict[str, Any]]) -> str:
+    """A generation's band curve at margin 0 as a text plot: precision and coverage per probability threshold."""
+    flat = sorted((p for p in points if p["margin"] == 0.0), key=lambda p: p["probability"])
+    rows = []
+    for threshold in (0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99):
+        at = next((p for p in flat if p["probability"] >= threshold), None)
+        if at is not None:
+            rows.append(
+                f"| ≥ {threshold:.2f} | {at['precision']:.3f} `{_bar(at['precision'])}` "
+                f"| {at['coverage']:.3f} `{_bar(at['coverage'])}` | {at['right']}/{at['right'] + at['wrong']} |"
+            )
+    return "| threshold | precision | coverage | right/judged |\n|---|---|---|---|\n" + "\n".join(rows)
+
+
+@dg.asset(
+    group_name=GROUP,
+    deps=[captures],
+    description="Identity calibration per catalog: the scoring rule's generations (proposed, live), the labels "
+    "each was fitted on, the precision and coverage its bands were estimated at (the latest one's curve as a "
+    "plot), and the live precision since (automatic mappings a person later corrected). Reads only.",
+)
+def identity_calibration(platform: PlatformResource) -> dg.MaterializeResult[None]:
+    core = platform.platform
+    catalogs = sorted({(s.tenant_id, s.catalog_id) for s in core.reports.stream_statuses()})
+    report = core.identity_generations.catalog_report(catalogs)
+    rows = []
+    for entry in report:
+        live_generation, latest = entry.live_generation, entry.latest
+        for rule in entry.live:
+            rows.append(
+                f"| {entry.tenant_id} | {entry.catalog_id} | {rule.rule} "
+                f"| {live_generation.generation if live_generation else 1} "
+                f"| {latest.generation if latest else '-'} ({latest.status if latest else 'shipped'}) "
+                f"| {latest.labels.get('matches', 0) if latest else 0} "
+                f"| {rule.automatic} | {rule.corrected} "
+                f"| {'-' if rule.precision is None else f'{rule.precision:.3f}'} "
+                f"| {'-' if rule.promise is None else f'{rule.promise:.3f}'} |"
+            )
+    metadata: dict[str, dg.RawMetadataValue] = {
+        "catalogs": len(report),
+        "generations": sum(len(entry.generations) for entry in report),
+        "labelled_matches": sum(
+            int(entry.latest.labels.get("matches", 0)) for entry in report if entry.latest is not None
+        ),
+        "automatic_mappings": sum(rule.automatic for entry in report for rule in entry.live),
+        "corrected": sum(rule.corrected for entry in report for rule in entry.live),
+        "per_catalog": dg.MetadataValue.md(
+            "| tenant | catalog | rule | live generation | latest generation | labelled matches | automatic "
+            "| corrected | live precision | promise |\n|---|---|---|---|---|---|---|---|---|---|\n"
+            + "\n".join(rows)
+        ),
+    }
+    newest = max(
+        (entry.latest for entry in report if entry.latest is not None),
+        key=lambda g: g.proposed_at,
+        default=None,
+    )
+    if newest is not None:
+        metadata["latest_curve"] = dg.MetadataValue.md(
+            f"{newest.catalog_id}, generation {newest.generation} ({newest.status}, promise {newest.promise}):\n\n"
+            + _curve(newest.curve)
+        )
+    return dg.MaterializeResult(metadata=metadata)
+
+
+@dg.asset_check(asset=identity_calibration, name="identity_live_precision", blocking=False)
+def identity_live_precision(platform: PlatformResource) -> dg.AssetCheckResult:
+    """Warns when a catalog's automatic identity mappings, measured on later reviewer corrections, fall below the
+    precision their band promises (at least ``LIVE_PRECISION_MINIMUM`` mappings; docs/operators/resolution.md)."""
+    core = platform.platform
+    catalogs = sorted({(s.tenant_id, s.catalog_id) for s in core.reports.stream_statuses()})
+    below = [
+        (entry, rule)
+        for entry in core.identity_generations.catalog_report(catalogs)
+        for rule in entry.live
+        if rule.below_promise(LIVE_PRECISION_MINIMUM)
+    ]
+    return dg.AssetCheckResult(
+        passed=not below,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "catalogs_below_promise": len(below),
+            "below": dg.MetadataValue.md(
+                "| tenant | catalog | rule | automatic | corrected | precision | promise |\n|---|---|---|---|---|---|---|\n"
+                + "\n".join(
+                    f"| {e.tenant_id} | {e.catalog_id} | {r.rule} | {r.automatic} | {r.corrected} "
+                    f"| {r.precision:.3f} | {r.promise:.3f} |"
+                    for e, r in below
+                )
+            ),
+        },
+    )
+
+
 def _cell(*texts: str | None) -> str:
     """Texts for one markdown table cell: a pipe or a line break in a title would end the cell or the row."""
     return "; ".join(t for t in texts if t).replace("|", "\\|").replace("\n", " ")
@@ -393,6 +497,7 @@ STATE_ASSETS = (
     improvement_replays,
     catalog_files,
     likely_duplicate_items,
+    identity_calibration,
 )
 STATE_CHECKS = (
     product_gap_age,
@@ -402,6 +507,7 @@ STATE_CHECKS = (
     collectors_reporting,
     dead_letter_queues_empty,
     failed_files_reviewed,
+    identity_live_precision,
 )
 
 platform_state_job = dg.define_asset_job(

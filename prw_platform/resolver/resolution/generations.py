@@ -235,6 +235,25 @@ class Calibrated:
 
 
 @dataclass(frozen=True, slots=True)
+class CatalogIdentity:
+    """One catalog's identity generations and the live precision of its scoring rules (the Dagster asset
+    ``identity_calibration``)."""
+
+    tenant_id: str
+    catalog_id: str
+    generations: tuple[IdentityGeneration, ...]
+    live: tuple[LivePrecision, ...]
+
+    @property
+    def latest(self) -> IdentityGeneration | None:
+        return self.generations[-1] if self.generations else None
+
+    @property
+    def live_generation(self) -> IdentityGeneration | None:
+        return next((g for g in self.generations if g.status == LIVE), None)
+
+
+@dataclass(frozen=True, slots=True)
 class LivePrecision:
     """Automatic mappings of a rule in a catalog, and how many a person later mapped elsewhere."""
 
@@ -247,6 +266,16 @@ class LivePrecision:
     @property
     def precision(self) -> float | None:
         return (self.automatic - self.corrected) / self.automatic if self.automatic else None
+
+    def below_promise(self, minimum: int) -> bool:
+        """At least ``minimum`` automatic mappings, and a live precision under the promise."""
+        precision = self.precision
+        return (
+            self.automatic >= minimum
+            and precision is not None
+            and self.promise is not None
+            and precision < self.promise
+        )
 
 
 class IdentityGenerations:
@@ -317,6 +346,18 @@ class IdentityGenerations:
         return self._db.run(
             lambda conn: list_generations(conn, tenant_id, catalog_id), tenant_id=tenant_id, read_only=True
         )
+
+    def catalog_report(self, catalogs: Sequence[tuple[str, str]]) -> list[CatalogIdentity]:
+        """For each (tenant, catalog): its generations and the live precision of its scoring rules."""
+        return [
+            CatalogIdentity(
+                tenant_id,
+                catalog_id,
+                tuple(self.generations(tenant_id, catalog_id)),
+                tuple(self.live_precision(tenant_id, catalog_id)),
+            )
+            for tenant_id, catalog_id in catalogs
+        ]
 
     def live_precision(self, tenant_id: str, catalog_id: str) -> list[LivePrecision]:
         """Per scoring rule: its automatic mappings in the catalog and the share a person later corrected."""
@@ -399,6 +440,7 @@ def _labels(conn: Connection, tenant_id: str, catalog_id: str) -> list[LabelledL
 
 __all__: Sequence[str] = (
     "Calibrated",
+    "CatalogIdentity",
     "GenerationBelowPromise",
     "GenerationNotFound",
     "IdentityGeneration",

@@ -73,6 +73,7 @@ def test_the_whole_definitions_load() -> None:
         "product_gap_age",
         "dead_letter_queues_empty",
         "failed_files_reviewed",
+        "identity_live_precision",
         "retention_not_blocked",
         "retention_leases_not_expiring",
     }
@@ -86,6 +87,7 @@ def test_the_whole_definitions_load() -> None:
         "improvement_replays",
         "catalog_files",
         "likely_duplicate_items",
+        "identity_calibration",
         "retention",
         "exports",
     }

@@ -17,10 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import dagster as dg
 import pytest
 from typer.testing import CliRunner
 
 from prw_cli.main import app
+from prw_orchestration.defs.state import identity_calibration, identity_live_precision
+from prw_orchestration.resources import PlatformResource
 from prw_platform.bootstrap import Platform, bootstrap
 from prw_platform.config import Settings
 from prw_platform.pipeline import IDENTITY, NORMALIZE, REPLAY, RESOLUTION
@@ -28,6 +31,7 @@ from prw_platform.resolver.decisions.item_merges import SplitItem
 from prw_platform.resolver.improvements.errors import UnknownIdentityGeneration
 from prw_platform.resolver.resolution.generations import (
     GenerationBelowPromise,
+    LivePrecision,
     NotEnoughIdentityLabels,
 )
 from prw_platform.runtime import Budget, run_stage
@@ -162,7 +166,9 @@ def _decide_cases(world: World, pairs: list[Pair], captures: dict[str, str]) -> 
     return decided
 
 
-def test_reviewers_labels_become_a_generation_that_maps_after_approval(world: World) -> None:
+def test_reviewers_labels_become_a_generation_that_maps_after_approval(
+    world: World, databases: postgres.TestDatabases, tmp_path: Path
+) -> None:
     pairs = _pairs()
     labelled, held_out = pairs[:-HELD_OUT], pairs[-HELD_OUT:]
     for pair in pairs:
@@ -252,6 +258,20 @@ def test_reviewers_labels_become_a_generation_that_maps_after_approval(world: Wo
     assert live.automatic >= len(mapped)
     assert live.promise == 0.8
 
+    # Operators see it in Dagster: the asset's metadata and its live-precision check.
+    resource = PlatformResource(database_url=databases.main, data_dir=str(tmp_path))
+    result = dg.materialize([identity_calibration, identity_live_precision], resources={"platform": resource})
+    assert result.success
+    (materialization,) = result.asset_materializations_for_node("identity_calibration")
+    metadata = {key: value.value for key, value in materialization.metadata.items()}
+    assert (metadata["generations"], metadata["corrected"]) == (1, 1)
+    assert metadata["automatic_mappings"] == live.automatic
+    assert "generation 2 (live, promise 0.8)" in metadata["latest_curve"]
+    assert f"| {TENANT} | {CATALOG} | scored_match@1 | 2 | 2 (live) |" in metadata["per_catalog"]
+    (check,) = result.get_asset_check_evaluations()
+    assert check.check_name == "identity_live_precision"
+    assert check.passed  # 1 correction among the automatic mappings: above the 0.8 promise
+
 
 def test_a_generation_under_its_promise_cannot_be_approved(world: World) -> None:
     pairs = _pairs()[:150]
@@ -305,3 +325,11 @@ def test_prw_identity_calibrate_refuses_too_few_labels_and_writes_nothing(
         0,
         None,
     )
+
+
+def test_live_precision_is_held_to_the_promise_only_with_enough_mappings() -> None:
+    assert LivePrecision("scored_match@1", 40, 4, 0.95).below_promise(20)
+    assert not LivePrecision("scored_match@1", 40, 1, 0.95).below_promise(20)
+    assert not LivePrecision("scored_match@1", 10, 5, 0.95).below_promise(20)
+    assert not LivePrecision("scored_match@1", 40, 4, None).below_promise(20)
+    assert LivePrecision("scored_match@1", 0, 0, 0.95).precision is None
