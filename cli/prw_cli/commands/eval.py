@@ -4,7 +4,11 @@
 every page of an annotated page set, in one process (the plugins are loaded once: ``prw extract``'s ``DryRun``),
 prints precision / recall / F1 per attribute as Zyte's product extraction benchmark defines them
 (``prw_cli.evaluation.metric``), and with ``--out`` writes each page's predictions beside the truth to a CSV.
-Exit codes: 0 evaluated (misses are results, not failures); 2 usage (unknown pin, not a page set).
+``--strip-markup`` runs every page without its structured markup and meta tags (the visible-page rules alone);
+``--rules`` adds what each adapter rule changed (pages, fixed, broke); ``--confidence`` adds, per confidence
+threshold, the precision and coverage of the values that would be published automatically
+(``prw_cli.evaluation.reports``). Exit codes: 0 evaluated (misses are results, not failures); 2 usage (unknown
+pin, not a page set).
 
 ``prw eval matching --catalog A.csv --listings B.csv --pairs P.csv`` loads the catalog table as items of an
 evaluation catalog of its own (real PostgreSQL: embedded, or PRW_DATABASE_URL), runs every listing the pairs name
@@ -37,6 +41,7 @@ from prw_cli.evaluation.extraction import (
     run_all,
     score,
 )
+from prw_cli.evaluation.reports import CONFIDENCE_ATTRIBUTES, confidence_report, rule_report
 from prw_cli.settings import load_settings
 from prw_platform.plugins import PluginError, UnknownAdapterVersion, UnknownProfileVersion
 
@@ -73,6 +78,24 @@ def extraction(
     bootstrap: Annotated[
         int, typer.Option("--bootstrap", min=0, help="Bootstrap resamples for the ± spread (0: none).")
     ] = 1000,
+    strip: Annotated[
+        bool,
+        typer.Option(
+            "--strip-markup",
+            help="Run every page without its JSON-LD, microdata, RDFa and meta tags (the visible page alone).",
+        ),
+    ] = False,
+    rules: Annotated[
+        bool,
+        typer.Option("--rules", help="Also print each adapter rule's effect: pages changed, fixed, broke."),
+    ] = False,
+    confidence: Annotated[
+        bool,
+        typer.Option(
+            "--confidence",
+            help="Also print, per confidence threshold, precision and coverage of what would be published.",
+        ),
+    ] = False,
 ) -> None:
     """Run the installed adapter and profile on every annotated page and print precision, recall and F1 per
     attribute.
@@ -94,8 +117,12 @@ def extraction(
 
     with _progress() as bar:
         task = bar.add_task("evaluating", total=len(pages))
-        results = list(run_all(dry_run, pages, lambda page: bar.advance(task)))
-    _render(directory, adapter_pin, results, bootstrap)
+        results = list(run_all(dry_run, pages, lambda page: bar.advance(task), strip))
+    _render(directory, results, bootstrap, strip)
+    if rules:
+        _render_rules(results)
+    if confidence:
+        _render_confidence(results)
     if out is not None:
         with out.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
@@ -175,11 +202,12 @@ def _render_matching(title: str, scores: matching_eval.MatchingScores) -> None:
     console.print(table)
 
 
-def _render(directory: Path, adapter_pin: str, results: list[PageResult], n_bootstrap: int) -> None:
+def _render(directory: Path, results: list[PageResult], n_bootstrap: int, strip: bool) -> None:
     adapters = sorted({r.adapter for r in results if r.adapter}) or ["-"]
     failed = [r for r in results if r.error]
+    stripped = ", markup stripped" if strip else ""
     table = Table(
-        title=f"prw eval extraction: {directory} ({len(results)} pages), adapter {', '.join(adapters)}",
+        title=f"prw eval extraction: {directory} ({len(results)} pages{stripped}), adapter {', '.join(adapters)}",
         title_justify="left",
         caption=f"{len(results) - len(failed)} pages extracted, {len(failed)} failed (counted as no prediction);"
         f" ± is the bootstrap standard deviation ({n_bootstrap} resamples)",
@@ -203,3 +231,57 @@ def _render(directory: Path, adapter_pin: str, results: list[PageResult], n_boot
         console.print(
             Text.assemble((page_result.page.page_id, "bold"), ": ", (page_result.error or "", "red"))
         )
+
+
+def _render_rules(results: list[PageResult]) -> None:
+    table = Table(
+        title="adapter rules: pages where each changed a scored value",
+        title_justify="left",
+        caption="fixed: wrong or missing before, right after; broke: right before, not after. A rule that "
+        "changes one page only is not shown to be general.",
+        caption_justify="left",
+    )
+    for column in ("rule", "attribute"):
+        table.add_column(column)
+    for column in ("pages", "fixed", "broke", "neither"):
+        table.add_column(column, justify="right")
+    rows = rule_report(results)
+    for row in rows:
+        style = "yellow" if row.pages == 1 else None
+        table.add_row(
+            Text(row.rule, style=style or ""),
+            row.attribute,
+            str(row.pages),
+            str(row.fixed),
+            str(row.broke),
+            str(row.neither),
+        )
+    if not rows:
+        table.add_row("(no rule fired)", "-", "0", "0", "0", "0")
+    console.print(table)
+
+
+def _render_confidence(results: list[PageResult]) -> None:
+    table = Table(
+        title="published automatically at each confidence threshold",
+        title_justify="left",
+        caption="published: values whose confidence reaches the threshold; precision: right / published; "
+        "coverage: right / pages with a true value; profile: what the profile itself published.",
+        caption_justify="left",
+    )
+    for column in ("attribute", "threshold"):
+        table.add_column(column)
+    for column in ("published", "right", "precision", "coverage", "support"):
+        table.add_column(column, justify="right")
+    for attribute in CONFIDENCE_ATTRIBUTES:
+        for row in confidence_report(results, attribute):
+            table.add_row(
+                attribute,
+                row.threshold,
+                str(row.published),
+                str(row.correct),
+                f"{row.precision:.3f}",
+                f"{row.coverage:.3f}",
+                str(row.support),
+            )
+    console.print(table)

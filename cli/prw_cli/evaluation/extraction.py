@@ -3,7 +3,8 @@ each page, and the benchmark's scores.
 
 A dataset directory holds ``ground-truth.json`` (page id -> attribute -> list of true values, and the page's
 ``url``) and ``html/<page id>.html`` or ``html/<page id>.html.gz``: the layout of Zyte's product extraction
-benchmark. Every page runs through the same ``DryRun`` as ``prw extract`` (plugins loaded once, one process).
+benchmark. Every page runs through the same ``DryRun`` as ``prw extract`` (plugins loaded once, one process);
+with ``strip_markup`` each page first loses its structured markup and meta tags (``prw_cli.evaluation.strip``).
 """
 
 from __future__ import annotations
@@ -17,10 +18,18 @@ from typing import Any
 
 from prw_cli.commands.extract import DryRun, FileFailed
 from prw_cli.evaluation.metric import MATCHING, AttributeResult, evaluate
+from prw_cli.evaluation.strip import strip_markup
 
 #: The attributes a prediction is read for, in the order they are reported.
 ATTRIBUTES = ("price", "sku", "availability", "brand", "gtin", "mpn", "InStock", "OutOfStock")
 _IDENTIFIERS = {"sku": "core:sku", "brand": "core:brand", "gtin": "core:gtin", "mpn": "core:mpn"}
+#: The benchmark attribute a claim attribute is scored as.
+BENCHMARK_ATTRIBUTES = {
+    "core:price": "price",
+    "core:availability": "availability",
+    **{v: k for k, v in _IDENTIFIERS.items()},
+}
+_STRIPPED_MEDIA_TYPE = "text/html; charset=utf-8"
 # The benchmark's availability has two values; the platform's vocabulary is finer.
 _OUT_OF_STOCK = frozenset({"out_of_stock", "discontinued"})
 _IN_STOCK = frozenset({"in_stock", "limited", "preorder", "backorder"})
@@ -42,6 +51,21 @@ class Page:
 class Prediction:
     value: str | None = None
     evidence: str | None = None
+    #: The profile's weighed confidence in the value (None: the value is the adapter's listing field).
+    confidence: float | None = None
+    #: The profile published the value (False: withheld under its threshold for review, or not the profile's: the
+    #: adapter's listing field).
+    published: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FiredRule:
+    """An adapter rule that changed a benchmark attribute's value on a page: the value without and with it."""
+
+    rule: str
+    attribute: str
+    before: str | None
+    after: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +74,7 @@ class PageResult:
     adapter: str | None
     error: str | None
     predictions: Mapping[str, Prediction] = field(default_factory=dict)
+    rules: tuple[FiredRule, ...] = ()
 
     def predicted(self, attribute: str) -> str | None:
         return self.predictions.get(attribute, Prediction()).value
@@ -88,24 +113,46 @@ def read_page(page: Page) -> bytes:
     return gzip.decompress(data) if page.path.name.endswith(".gz") else data
 
 
-def run_page(dry_run: DryRun, page: Page) -> PageResult:
-    """The page through the adapter and the profile; a failure (even an adapter bug) is the page's row."""
+def run_page(dry_run: DryRun, page: Page, strip: bool = False) -> PageResult:
+    """The page through the adapter and the profile; a failure (even an adapter bug) is the page's row.
+    ``strip``: without its structured markup and meta tags, re-encoded as UTF-8."""
     try:
-        document = dry_run.run_bytes(read_page(page), page.path, "text/html", page.url)
+        data = read_page(page)
+        media_type = "text/html"
+        if strip:
+            data, media_type = strip_markup(data), _STRIPPED_MEDIA_TYPE
+        document = dry_run.run_bytes(data, page.path, media_type, page.url)
     except FileFailed as failed:
         return PageResult(page, None, f"{failed.code}: {failed.message}")
     except OSError as exc:
         return PageResult(page, None, f"FILE_UNREADABLE: {page.path}: {exc}")
     except Exception as exc:  # an adapter bug: counted as no prediction, reported
         return PageResult(page, None, f"ADAPTER_BUG: {type(exc).__name__}: {exc}")
-    return PageResult(page, document["adapter"], None, predictions(document))
+    return PageResult(page, document["adapter"], None, predictions(document), fired_rules(document))
+
+
+def fired_rules(document: Mapping[str, Any]) -> tuple[FiredRule, ...]:
+    """The adapter's rules that changed a scored attribute, values as text."""
+    return tuple(
+        FiredRule(
+            row["rule"],
+            BENCHMARK_ATTRIBUTES[row["attribute"]],
+            None if row["before"] is None else str(row["before"]),
+            None if row["after"] is None else str(row["after"]),
+        )
+        for row in document.get("rules_fired", [])
+        if row["attribute"] in BENCHMARK_ATTRIBUTES
+    )
 
 
 def run_all(
-    dry_run: DryRun, pages: Sequence[Page], progress: Callable[[Page], None] | None = None
+    dry_run: DryRun,
+    pages: Sequence[Page],
+    progress: Callable[[Page], None] | None = None,
+    strip: bool = False,
 ) -> Iterator[PageResult]:
     for page in pages:
-        result = run_page(dry_run, page)
+        result = run_page(dry_run, page, strip)
         if progress is not None:
             progress(page)
         yield result
@@ -114,28 +161,40 @@ def run_all(
 def predictions(document: Mapping[str, Any]) -> dict[str, Prediction]:
     """One predicted value per attribute from a ``prw extract`` document: price and availability as the
     profile normalized them (else the listing's), identifiers as the first claim."""
-    normalized = {row["key"]: row for row in document["normalized"]}
+    published = {row["key"]: (row, True) for row in document["normalized"]}
+    withheld = {row["key"]: (row, False) for row in document.get("withheld", [])}
+    normalized = withheld | published
     listing = document["listing"]
     found: dict[str, Prediction] = {}
     price = normalized.get("core:price")
     if price is not None:
-        found["price"] = Prediction(str(price["value"]), ", ".join(price["evidence_locators"]))
+        row, is_published = price
+        found["price"] = Prediction(
+            str(row["value"]), ", ".join(row["evidence_locators"]), row.get("confidence"), is_published
+        )
     elif listing["price"] is not None:
         found["price"] = Prediction(str(listing["price"]), "listing.price")
     availability = normalized.get("core:availability")
-    value, evidence = (
-        (availability["value"], ", ".join(availability["evidence_locators"]))
+    value, evidence, confidence, is_published = (
+        (
+            availability[0]["value"],
+            ", ".join(availability[0]["evidence_locators"]),
+            availability[0].get("confidence"),
+            availability[1],
+        )
         if availability is not None
-        else (listing["availability"], "listing.availability")
+        else (listing["availability"], "listing.availability", None, False)
     )
     stock = "OutOfStock" if value in _OUT_OF_STOCK else "InStock" if value in _IN_STOCK else None
     if stock is not None:
-        found["availability"] = Prediction(stock, evidence)
-        found[stock] = Prediction(stock, evidence)
+        found["availability"] = Prediction(stock, evidence, confidence, is_published)
+        found[stock] = Prediction(stock, evidence, confidence, is_published)
     for attribute, claim_attribute in _IDENTIFIERS.items():
         claim = next((c for c in document["claims"] if c["attribute"] == claim_attribute), None)
         if claim is not None:
-            found[attribute] = Prediction(str(claim["value"]), claim["evidence_locator"])
+            found[attribute] = Prediction(
+                str(claim["value"]), claim["evidence_locator"], claim.get("confidence")
+            )
     return found
 
 
@@ -152,6 +211,10 @@ def outcome(result: PageResult, attribute: str) -> str:
     return "tp" if tp else "fp+fn" if fp and fn else "fp" if fp else "fn" if fn else "-"
 
 
+#: The attributes whose confidence and publication the CSV also shows (the offer's, which a profile withholds).
+RATED = ("price", "availability")
+
+
 def csv_header() -> list[str]:
     header = ["page_id", "url", "adapter", "error"]
     for attribute in ATTRIBUTES[:6]:
@@ -161,6 +224,8 @@ def csv_header() -> list[str]:
             f"{attribute}_outcome",
             f"{attribute}_evidence",
         ]
+    for attribute in RATED:
+        header += [f"{attribute}_confidence", f"{attribute}_published"]
     return header
 
 
@@ -174,4 +239,8 @@ def csv_row(result: PageResult) -> list[str]:
             outcome(result, attribute),
             prediction.evidence or "",
         ]
+    for attribute in RATED:
+        prediction = result.predictions.get(attribute, Prediction())
+        confidence = "" if prediction.confidence is None else f"{prediction.confidence:.4f}"
+        row += [confidence, "yes" if prediction.published else "no"]
     return row

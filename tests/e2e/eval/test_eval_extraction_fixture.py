@@ -82,6 +82,64 @@ def test_eval_on_the_development_pages_meets_the_floors_and_writes_every_page(tm
     assert any(not e.startswith("inferred:") for e in evidence)
 
 
+# Published automatically (np_core@2's thresholds): precision and coverage of the pages with a true value.
+PUBLISHED_FLOORS = {"price": (0.99, 0.85), "availability": (0.99, 0.85)}
+STRIPPED_PRICE_FLOOR = 0.85
+
+
+def test_what_the_profile_publishes_automatically_meets_the_precision_and_coverage_targets(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "confidence.csv"
+    result = runner.invoke(
+        app,
+        [
+            "eval",
+            "extraction",
+            str(DATASET),
+            "--out",
+            str(out),
+            "--bootstrap",
+            "0",
+            "--confidence",
+            "--rules",
+        ],
+        env=WIDE,
+    )
+    assert result.exit_code == 0, result.output
+    assert "published automatically at each confidence threshold" in result.stdout
+    assert "adapter rules" in result.stdout
+    assert "price.sale" in result.stdout
+    rows = _rows(out)
+    for attribute, (precision, coverage) in PUBLISHED_FLOORS.items():
+        published = [row for row in rows if row[f"{attribute}_published"] == "yes"]
+        right = [row for row in published if row[f"{attribute}_outcome"] == "tp"]
+        support = [row for row in rows if row[f"{attribute}_expected"]]
+        assert len(right) / len(published) >= precision, attribute
+        assert len(right) / len(support) >= coverage, attribute
+        # A withheld value still has its confidence, under the threshold.
+        withheld = [
+            row for row in rows if row[f"{attribute}_predicted"] and row[f"{attribute}_published"] == "no"
+        ]
+        assert all(float(row[f"{attribute}_confidence"]) < 0.75 for row in withheld)
+
+
+def test_with_the_markup_stripped_the_visible_page_alone_meets_the_price_target(tmp_path: Path) -> None:
+    out = tmp_path / "stripped.csv"
+    result = runner.invoke(
+        app,
+        ["eval", "extraction", str(DATASET), "--out", str(out), "--bootstrap", "0", "--strip-markup"],
+        env=WIDE,
+    )
+    assert result.exit_code == 0, result.output
+    assert "markup stripped" in " ".join(result.stdout.split())
+    rows = _rows(out)
+    assert _f1(rows, "price") >= STRIPPED_PRICE_FLOOR
+    evidence = [row["price_evidence"] for row in rows if row["price_predicted"]]
+    assert evidence
+    assert not [e for e in evidence if e.startswith(("jsonld", "microdata", "rdfa", "meta["))]
+
+
 def _subset(tmp_path: Path, chosen: list[str]) -> Path:
     truth = json.loads((DATASET / "ground-truth.json").read_text(encoding="utf-8"))
     subset = tmp_path / "subset"

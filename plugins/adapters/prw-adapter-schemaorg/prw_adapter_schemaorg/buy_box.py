@@ -225,6 +225,17 @@ def classify(node: LexborNode, text: str, rules: Rules) -> tuple[Decimal, Role, 
     return amount, role, label
 
 
+_WORD_ROLES: tuple[tuple[re.Pattern[str], Role], ...] = (
+    (_CONDITIONAL, "conditional"),
+    (_BID_INPUT, "bid_input"),
+    (_BID_START, "bid_start"),
+    (_BID_CURRENT, "bid_current"),
+    (_ESTIMATE, "estimate"),
+    (_VAT_EXCLUDED, "vat_excl"),
+    (_VAT_INCLUDED, "vat_incl"),
+)
+
+
 def _role_from_words(text: str, label: str, names: str) -> Role:
     stripped = text.lstrip()
     if stripped.startswith("+"):
@@ -236,20 +247,20 @@ def _role_from_words(text: str, label: str, names: str) -> Role:
     if _CONVERTED.search(text) or _CONVERTED.search(label):
         return "converted"
     words = f"{text} {label}"
-    for pattern, role in (
-        (_CONDITIONAL, "conditional"),
-        (_BID_INPUT, "bid_input"),
-        (_BID_START, "bid_start"),
-        (_BID_CURRENT, "bid_current"),
-        (_ESTIMATE, "estimate"),
-        (_VAT_EXCLUDED, "vat_excl"),
-        (_VAT_INCLUDED, "vat_incl"),
-    ):
+    for pattern, role in _WORD_ROLES:
         if pattern.search(words):
-            return role  # type: ignore[return-value]
+            return role
     if _VAT_EXCLUDED.search(names):
         return "vat_excl"
     return "current"
+
+
+_AUCTION_LABELS: tuple[tuple[re.Pattern[str], Role], ...] = (
+    (_BID_INPUT, "bid_input"),
+    (_BID_START, "bid_start"),
+    (_BID_CURRENT, "bid_current"),
+    (_ESTIMATE, "estimate"),
+)
 
 
 def _labelled_amounts(texts: list[tuple[LexborNode, str]], order: dict[int, int]) -> list[PriceCandidate]:
@@ -260,24 +271,11 @@ def _labelled_amounts(texts: list[tuple[LexborNode, str]], order: dict[int, int]
         if match is None or _hidden(node):
             continue
         label = match.group("label")
-        role: Role | None = next(
-            (
-                r
-                for pattern, r in (
-                    (_BID_INPUT, "bid_input"),
-                    (_BID_START, "bid_start"),
-                    (_BID_CURRENT, "bid_current"),
-                    (_ESTIMATE, "estimate"),
-                )
-                if pattern.search(label)
-            ),
-            None,
-        )
+        role = next((r for pattern, r in _AUCTION_LABELS if pattern.search(label)), None)
         amount = parse_amount(match.group("amount"))
         if role is not None and amount is not None and amount > 0:
-            found.append(
-                PriceCandidate(amount, text, _path(node), role, label, False, order.get(node.mem_id, 0))  # type: ignore[arg-type]
-            )
+            position = order.get(node.mem_id, 0)
+            found.append(PriceCandidate(amount, text, _path(node), role, label, False, position))
     return found
 
 

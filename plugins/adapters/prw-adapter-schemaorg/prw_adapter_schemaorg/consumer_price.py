@@ -171,10 +171,10 @@ def decide_consumer_price(
         before = reading.choice()
         rule(reading)
         reading.record(name, before)
-    for rule, candidate in box.excluded:
-        reading.rules.append(RuleFired(rule, "core:price", str(candidate.amount), _amount(box.price)))
+    for excluded, candidate in box.excluded:
+        _record_exclusion(reading, excluded, candidate, box.price)
         reading.notes.append(
-            f"{rule}: the buy box's {_describe(candidate)} is {candidate.role.replace('_', ' ')} "
+            f"{excluded}: the buy box's {_describe(candidate)} is {candidate.role.replace('_', ' ')} "
             f"({candidate.label or 'by its class'}), not the price"
         )
     chosen = reading.choice()
@@ -188,8 +188,16 @@ def decide_consumer_price(
     return PriceVerdict(tuple(ordered), chosen, tuple(reading.rules), tuple(reading.notes))
 
 
-def _amount(candidate: PriceCandidate | None) -> str | None:
-    return None if candidate is None else str(candidate.amount)
+def _record_exclusion(
+    reading: _Reading, rule: str, candidate: PriceCandidate, price: PriceCandidate | None
+) -> None:
+    """A ``price.not_<role>`` reading fired: the listing's price with the excluded amount in the buy box's place
+    (``@2.0.0``'s choice) against the price now."""
+    place = None if price is None else price.locator
+    statements = [s for s in reading.statements if s.locator != place]
+    confidence = next((s.confidence for s in reading.statements if s.locator == place), BUY_BOX_HEADING)
+    without = _Reading([*statements, _candidate(candidate, confidence)], [], [])
+    reading.record(rule, without.choice())
 
 
 def _markup_offers(offers: tuple[Entity, ...]) -> list[PricedOffer]:
@@ -205,9 +213,9 @@ def _statements(page: PageSignals, box: BuyBox, structured: PriceSource | None) 
     meta = _meta_price(page, _CURRENT_META)
     if meta is not None:
         found.append(_statement(meta, "meta", META))
-    if page.itemprop_price.price is not None:
-        price = page.itemprop_price.price
-        found.append(Statement(price.amount, price.text, price.locator, "structured", ITEMPROP))
+    itemprop = page.itemprop_price.price
+    if itemprop is not None:
+        found.append(Statement(itemprop.amount, itemprop.text, itemprop.locator, "structured", ITEMPROP))
     twitter = _twitter_price(page)
     if twitter is not None:
         found.append(_statement(twitter, "meta", TWITTER))
