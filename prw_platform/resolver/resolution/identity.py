@@ -58,6 +58,7 @@ from prw_platform.resolver.resolution.documents import (
 )
 from prw_platform.resolver.resolution.extraction import ExtractionRun, StageError
 from prw_platform.resolver.resolution.generations import generation_documents, rule_pin
+from prw_platform.resolver.resolution.offers import offer_uncertain
 from prw_platform.resolver.resolution.profiles import NormalizationRun, stage_outcome
 
 RULE_MAP = "rule:strong_identifier_match@1"
@@ -109,6 +110,9 @@ def resolve_identity(
     if normalization is None or result is None:
         reason = _failure_reason(extraction, normalization)
         return context.review(stage_outcome(extraction, normalization), reason, ())
+    uncertain = offer_uncertain(conn, stream, context)
+    if uncertain is not None:
+        return uncertain
     ids = context.identifiers()
     try:
         match = find_item_by_identifiers(

@@ -45,7 +45,12 @@ def _label(name: str) -> str:
     return name.replace("_", " ")
 
 
-templates.env.filters.update(ago=_ago, value=_value, label=_label)
+def _confidence(value: Any) -> str:
+    """A claim's confidence with two decimals; a dash for a claim its adapter did not rate."""
+    return f"{value:.2f}" if isinstance(value, int | float) and not isinstance(value, bool) else "\u2013"
+
+
+templates.env.filters.update(ago=_ago, value=_value, label=_label, confidence=_confidence)
 
 
 def page(request: Request, name: str, context: dict[str, Any], *, status_code: int = 200) -> HTMLResponse:
