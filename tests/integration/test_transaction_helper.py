@@ -27,7 +27,7 @@ def counter_table(owner_db: Database) -> None:
 def _terminate(owner_db: Database, pid: int) -> None:
     with owner_db.transaction() as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # a bound for a loaded machine: the loop ends once the backend is gone
     while time.monotonic() < deadline:
         with owner_db.transaction() as admin:
             alive = admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
@@ -49,12 +49,12 @@ def test_serialization_failure_is_retried_and_succeeds(owner_db: Database, count
         assert row is not None
         if len(attempts) == 1:
             first_read.set()
-            other_done.wait(10)
+            other_done.wait(60)
         conn.execute("UPDATE public.counter SET n = %s WHERE id = 1", (int(str(row["n"])) + 1,))
         return len(attempts)
 
     def concurrent_increment() -> None:
-        first_read.wait(10)
+        first_read.wait(60)
         owner_db.run(
             lambda c: c.execute("UPDATE public.counter SET n = n + 1 WHERE id = 1"), isolation=SERIALIZABLE
         )

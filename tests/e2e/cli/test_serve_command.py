@@ -130,7 +130,7 @@ def test_serve_intake_with_two_workers_answers_health_tokens_and_stops_on_sigter
 
     uploading = threading.Thread(target=upload)
     uploading.start()
-    assert half_sent.wait(10)
+    assert half_sent.wait(START_DEADLINE_S)
     started.process.send_signal(signal.SIGTERM)
     started.wait_for_line("Waiting for connections to close", STOP_DEADLINE_S)
     stopping.set()

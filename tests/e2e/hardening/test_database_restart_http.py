@@ -87,13 +87,17 @@ def _databases(settings: Settings) -> list[str]:
 
 
 def _terminate_backends(admin_url: str, names: list[str]) -> int:
-    """End every backend of these databases, as a server restart does, and wait until they are gone."""
-    others = "SELECT pid FROM pg_stat_activity WHERE datname = ANY(%s) AND pid <> pg_backend_pid()"
-    terminate = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ANY(%s) AND pid <> pg_backend_pid()"
+    """End every backend of these databases, as a server restart does, and wait until each of them is gone.
+
+    A pool may open a new connection meanwhile (one still filling up after the last request): that one is the
+    restarted server's, as it would be after a real restart, so the wait is for the ended backends only."""
+    terminate = """SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity
+                    WHERE datname = ANY(%s) AND pid <> pg_backend_pid()"""
+    alive = "SELECT pid FROM pg_stat_activity WHERE pid = ANY(%s)"
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        ended = len(conn.execute(terminate, (names,)).fetchall())
-        _wait_until(lambda: not conn.execute(others, (names,)).fetchall(), "the backends to end")
-    return ended
+        ended = [int(row[0]) for row in conn.execute(terminate, (names,)).fetchall()]
+        _wait_until(lambda: not conn.execute(alive, (ended,)).fetchall(), "the ended backends to be gone")
+    return len(ended)
 
 
 def _wait_until(condition: Callable[[], bool], what: str) -> None:

@@ -32,7 +32,8 @@ PUBLIC_TITLES = {
     "Large green jacket",
     "Large light blue coat",
 }
-DEADLINE_S = 20.0
+#: The bound of every wait below, generous for a loaded machine: each ends as soon as its condition holds.
+DEADLINE_S = 60.0
 PIPELINE_STAGES = (RESOLUTION, NORMALIZE, IDENTITY, RELAY, APPLY)
 
 
