@@ -51,6 +51,23 @@ settings.register_profile("prw", deadline=None)
 settings.load_profile("prw")
 
 
+def _weight(item: pytest.Item) -> int:
+    """0 for the end-to-end and integration tests (servers, processes, databases: the long ones), 1 for the
+    plugins' own tests, 2 for the unit tests (thousands, most of them milliseconds)."""
+    path = item.path.as_posix()
+    if "/tests/e2e/" in path or "/tests/integration/" in path:
+        return 0
+    return 2 if "/tests/unit/" in path else 1
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Long tests first, the many short ones last (a stable sort: the order within each kind stays).
+
+    pytest-xdist hands tests to its workers in this order, so the run ends on short tests that keep every worker
+    busy to the end, not on one worker still in a long test while the others are done."""
+    items.sort(key=_weight)
+
+
 @pytest.fixture(scope="session")
 def pg_admin_url() -> Iterator[str]:
     """A conninfo for the ``postgres`` database of the test server (as the owning superuser).
