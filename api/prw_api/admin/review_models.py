@@ -56,6 +56,10 @@ class ClaimBody(BaseModel):
     evidence_locator: str | None
     #: The adapter pin that extracted the claim.
     adapter: str | None
+    #: Where the value was read (structured, meta, buy_box, url, text) and the adapter's confidence in it; None
+    #: when the adapter does not rate its claims.
+    source: str | None = None
+    confidence: float | None = None
 
 
 class AttributeBody(BaseModel):
@@ -64,6 +68,8 @@ class AttributeBody(BaseModel):
     unit: str | None = None
     definition_version: int | None = None
     evidence_locators: list[str] = []
+    #: The profile's weighed confidence in the value (None: the profile does not say).
+    confidence: float | None = None
 
 
 class ProblemBody(BaseModel):

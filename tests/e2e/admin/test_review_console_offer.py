@@ -56,3 +56,22 @@ def test_another_kind_of_case_has_no_offer_section_and_its_claims_show_their_rat
     assert page.status_code == 200
     assert "Offer in question" not in page.text
     assert '<th scope="col">Confidence</th>' in page.text
+
+
+def test_the_json_read_of_the_case_carries_each_claim_s_source_and_confidence(
+    login: Login, cases: Cases
+) -> None:
+    case_id = _offer_case(cases)
+
+    response = login("rita").http.get(f"/v1/review/{case_id}")
+
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["kind"] == "offer_uncertain"
+    prices = {
+        (c["value"], c["source"], c["confidence"]) for c in body["claims"] if c["attribute"] == "core:price"
+    }
+    assert prices == {("20.00", "structured", 0.85), ("€25.00", "buy_box", 0.8)}
+    assert ("core:price", "UNCERTAIN_VALUE") in {(p["attribute"], p["code"]) for p in body["problems"]}
+    assert "core:price" not in {a["key"] for a in body["attributes"]}
+    assert all(a["confidence"] is not None for a in body["attributes"])
