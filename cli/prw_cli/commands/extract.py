@@ -382,9 +382,10 @@ def _render(result: dict[str, Any]) -> None:
         console.print(table)
 
 
-def _cell(value: object) -> str:
+def _cell(value: object) -> Text:
+    """Plain text, never rich markup: locators such as ``meta[property=og:price:amount]`` keep their brackets."""
     if value is None:
-        return "-"
+        return Text("-")
     if isinstance(value, list):
-        return "\n".join(str(item) for item in value)
-    return str(value)
+        return Text("\n".join(str(item) for item in value))
+    return Text(str(value))

@@ -58,6 +58,9 @@ class SchemaOrgAdapterV3(SchemaOrgAdapterV2):
         offers = reading.primary.entities("offers") if reading.primary is not None else ()
         verdict = decide_consumer_price(offers, reading.page, box, _structured(reading.offer))
         reading.rules_fired.extend(verdict.rules)
+        # @2.0.0's notes on its own price choice would contradict this one: the verdict's notes replace them.
+        superseded = set(reading.decision.notes)
+        reading.diagnostics[:] = [d for d in reading.diagnostics if d not in superseded]
         reading.diagnostics.extend(verdict.notes)
         _claim_price(reading, verdict)
         _claim_availability(reading, visible, box)

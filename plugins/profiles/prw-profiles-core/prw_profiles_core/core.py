@@ -291,10 +291,11 @@ DEFAULT_ALONE = 0.4
 def _weigh_currency(
     currencies: Sequence[tuple[CurrencyReading, Claim]], problems: list[NormalizationProblem]
 ) -> Choice | None:
-    """``np_core@2``: definite readings (one code) are witnesses with their claim's confidence; an ambiguous
-    reading that does not allow the winning code disagrees with it (a witness of another value). With no definite
-    reading, the one code every ambiguous reading allows, else the bare-``$`` default, at a confidence that is
-    never enough to publish: a currency is published from the page's own signals, never from a default alone."""
+    """``np_core@2``: definite readings (one code) are witnesses with their claim's confidence, one per place; an
+    ambiguous reading that does not allow the winning code disagrees with it (a witness of another value). With
+    no definite reading, the one code every ambiguous reading allows, else the bare-``$`` default, at a
+    confidence that is never enough to publish: a currency is published from the page's own signals, never from
+    a default alone."""
     for currency, claim in currencies:
         if not currency.codes:
             problems.append(
@@ -306,8 +307,14 @@ def _weigh_currency(
     definite = [(currency.code, claim) for currency, claim in readable if currency.code is not None]
     ambiguous = [(currency, claim) for currency, claim in readable if currency.code is None]
     if definite:
-        leading = weigh([(code, claim_confidence(claim)) for code, claim in definite])[0].key
-        witnesses = [(code, claim_confidence(claim), claim) for code, claim in definite]
+        # One place is one witness: a price "53,11 €" and a currency claim of its "€" at the same locator.
+        places: dict[tuple[str, str], tuple[str, float, Claim]] = {}
+        for code, claim in definite:
+            known = places.get((claim.evidence_locator, code))
+            if known is None or claim_confidence(claim) > known[1]:
+                places[(claim.evidence_locator, code)] = (code, claim_confidence(claim), claim)
+        witnesses = list(places.values())
+        leading = weigh([(code, confidence) for code, confidence, _ in witnesses])[0].key
         for currency, claim in ambiguous:
             if leading not in currency.codes:
                 problems.append(

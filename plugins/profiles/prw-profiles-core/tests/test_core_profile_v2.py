@@ -10,7 +10,7 @@ from prw_profiles_core.core import DEFAULT_ALONE, SYMBOL_NARROWED
 from prw_profiles_core.profiles import CoreProfile, CoreProfileV2
 from prw_profiles_core.publication import OFFER_THRESHOLDS
 
-from prw_platform.plugins import Claim, Normalization, NormalizedAttribute, publication_thresholds
+from prw_platform.plugins import Claim, Normalization, NormalizedAttribute, publication_thresholds, weigh
 
 V1, V2 = CoreProfile(), CoreProfileV2()
 
@@ -142,3 +142,18 @@ def test_a_country_stated_by_the_page_decides_an_ambiguous_dollar() -> None:
 
 def test_the_narrowed_confidence_is_below_every_threshold() -> None:
     assert max(SYMBOL_NARROWED, DEFAULT_ALONE) < min(OFFER_THRESHOLDS.values())
+
+
+def test_a_currency_printed_in_the_price_and_claimed_at_the_same_place_is_one_witness() -> None:
+    result = V2.normalize(
+        [
+            Claim("core:price", "53,11 €", "css:p.price", "buy_box", 0.8),
+            Claim("core:currency", "€", "css:p.price", "buy_box", 0.85),
+            Claim("core:currency", "USD", "meta[property=product:price:currency]", "meta", 0.85),
+        ]
+    )
+    currency = value(result, "core:currency")
+    assert currency is not None
+    assert currency.value == "EUR"
+    assert currency.confidence == weigh([("EUR", 0.85), ("USD", 0.85)])[0].confidence
+    assert result.get("core:currency") is None  # two places disagree: withheld
