@@ -44,6 +44,12 @@ os.environ["PGOPTIONS"] = f"{os.environ.get('PGOPTIONS', '')} -c synchronous_com
 os.environ.pop("SSL_CERT_FILE", None)
 os.environ["SSL_CERT_DIR"] = os.environ.get("SSL_CERT_DIR") or ssl.get_default_verify_paths().openssl_capath
 
+# One thread per native thread pool (OpenMP, OpenBLAS: scikit-learn's boosted trees in prw-identity-scored): the
+# suite already runs a test per xdist worker on every core, and a pool of its own per worker spun its threads
+# against the others' (a calibration test took 25 s of CPU with two OpenMP threads, 3.3 s with one).
+for _pool in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_pool, "1")
+
 # No example may fail for taking long: on a busy machine (CI shares its two cores) an example's wall time says
 # nothing about the code. Without a deadline Hypothesis also allows 30 s, not 1 s, for generating the first
 # examples before its too_slow health check fails a test. Settings a test gives itself still win.
