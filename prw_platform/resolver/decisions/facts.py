@@ -512,15 +512,17 @@ def active_items_near_title(
     *,
     limit: int,
 ) -> list[ItemSummary]:
-    """Active items (INV-07) nearest to ``title_key`` by trigram distance, plus every active item whose
-    normalized title contains one of ``model_tokens`` (both served by the GiST index of 0014_trgm); at most
+    """Active items (INV-07) nearest to ``title_key`` by trigram distance (an ordered scan of the GiST index of
+    0014_trgm: ordering by the distance alone, a second sort key would make it read and sort the whole catalog),
+    plus the active items whose normalized title contains one of ``model_tokens`` (by item id; the GIN trigram
+    index of 0030_model_token_index serves the substring match where few titles hold the token); at most
     ``limit`` of each. Needs ``pg_trgm`` (``trigram_available``)."""
     patterns = [f"%{token}%" for token in model_tokens]
     with conn.cursor(row_factory=class_row(ItemSummary)) as cur:
         return cur.execute(
             """(SELECT item_id, title, brand FROM resolver.catalog_item
                 WHERE tenant_id = %(t)s AND catalog_id = %(c)s AND status = 'active'
-                ORDER BY title_key OPERATOR(public.<->) %(key)s, item_id LIMIT %(n)s)
+                ORDER BY title_key OPERATOR(public.<->) %(key)s LIMIT %(n)s)
                UNION
                (SELECT item_id, title, brand FROM resolver.catalog_item
                 WHERE tenant_id = %(t)s AND catalog_id = %(c)s AND status = 'active'

@@ -145,6 +145,18 @@ def test_bench_matching_smoke_times_the_command_and_its_phases_beside_bare_sql(p
     )
 
 
+def test_bench_identity_scale_smoke_identifies_beside_the_bare_nearest_title_query(pg_admin_url: str) -> None:
+    output = run_bench("bench_identity_scale.py", "--database-url", pg_admin_url)
+    assert_lines(
+        output,
+        r"^PostgreSQL at --database-url: 3,000 items \(2,444 benchmark records\), 150 listings$",
+        rf"^platform candidate path\s+{RATIO} listings/s\s+recall@1 [\d.]+\s+recall@5 [\d.]+$",
+        rf"^bare nearest-5 query\s+{RATIO} listings/s\s+recall@1 [\d.]+\s+recall@5 [\d.]+$",
+        rf"^ratio platform / bare\s+{RATIO}$",
+        r"^automatic mappings\s+\d+ of 150 listings: \d+ right, \d+ wrong",
+    )
+
+
 def test_bench_apply_smoke_relays_and_applies_a_shuffled_stream_without_divergence(pg_admin_url: str) -> None:
     output = run_bench("bench_apply.py", "--database-url", pg_admin_url, "--drops", "0.01")
     assert_lines(

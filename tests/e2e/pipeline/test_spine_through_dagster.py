@@ -115,6 +115,7 @@ def test_captures_over_http_become_public_items_through_dagster_runs(platform: P
         "collectors_reporting": True,
         "dead_letter_queues_empty": True,
         "failed_files_reviewed": True,
+        "identity_live_precision": True,
         "inv01_one_mapping_one_owner": True,
         "inv03_contiguous_positions": True,
         "inv08_projection_lag": True,

@@ -11,18 +11,21 @@ fits catalog generations from reviewers' labels). It holds:
 - ``fitted_on``: what the model and the bands were fitted and chosen on, for the record;
 - ``fingerprint``: the SHA-256 of the model and bands, which names this generation wherever it is cached.
 
-Evaluating the trees needs nothing but Python: the rule runs in the resolution worker without scikit-learn.
+Evaluating the trees needs numpy, not scikit-learn: the rule runs in the resolution worker with the trees
+flattened into arrays and walked for every candidate and tree at once (``probabilities``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import resources
 from typing import Any
+
+import numpy as np
 
 from prw_identity_scored.features import FEATURES
 
@@ -71,6 +74,54 @@ class Bands:
 
 
 @dataclass(frozen=True, slots=True)
+class _Forest:
+    """Every tree's nodes in one set of arrays (children as absolute indices, -1 at a leaf) and each tree's root."""
+
+    feature: np.ndarray[Any, np.dtype[np.intp]]
+    threshold: np.ndarray[Any, np.dtype[np.float64]]
+    left: np.ndarray[Any, np.dtype[np.intp]]
+    right: np.ndarray[Any, np.dtype[np.intp]]
+    value: np.ndarray[Any, np.dtype[np.float64]]
+    roots: np.ndarray[Any, np.dtype[np.intp]]
+
+    @classmethod
+    def of(cls, trees: Sequence[Tree]) -> _Forest:
+        offsets = np.cumsum([0] + [len(t.left) for t in trees[:-1]], dtype=np.intp)
+
+        def absolute(children: tuple[int, ...], offset: int) -> list[int]:
+            return [-1 if child == -1 else child + offset for child in children]
+
+        return cls(
+            feature=np.array([f for t in trees for f in t.feature], dtype=np.intp),
+            threshold=np.array([x for t in trees for x in t.threshold], dtype=np.float64),
+            left=np.array(
+                [i for t, o in zip(trees, offsets, strict=True) for i in absolute(t.left, int(o))],
+                dtype=np.intp,
+            ),
+            right=np.array(
+                [i for t, o in zip(trees, offsets, strict=True) for i in absolute(t.right, int(o))],
+                dtype=np.intp,
+            ),
+            value=np.array([v for t in trees for v in t.value], dtype=np.float64),
+            roots=offsets,
+        )
+
+    def raw(self, rows: Sequence[Sequence[float]]) -> np.ndarray[Any, np.dtype[np.float64]]:
+        """The sum of every tree's leaf value for each row."""
+        matrix = np.asarray(rows, dtype=np.float64)
+        count = len(matrix)
+        node = np.repeat(self.roots, count)
+        row = np.tile(np.arange(count), len(self.roots))
+        inner = self.left[node] != -1
+        while inner.any():
+            at = node[inner]
+            goes_left = matrix[row[inner], self.feature[at]] <= self.threshold[at]
+            node[inner] = np.where(goes_left, self.left[at], self.right[at])
+            inner = self.left[node] != -1
+        return self.value[node].reshape(len(self.roots), count).sum(axis=0)
+
+
+@dataclass(frozen=True)
 class Generation:
     rule: str
     number: int
@@ -80,14 +131,24 @@ class Generation:
     bands: Bands
     fitted_on: Mapping[str, Any]
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
         body = {"model": self._model_json(), "bands": self._bands_json(), "features": list(self.features)}
         return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
     def probability(self, row: Sequence[float]) -> float:
-        raw = self.baseline + sum(tree.predict(row) for tree in self.trees)
-        return 1.0 / (1.0 + math.exp(-raw)) if raw > -700 else 0.0
+        return self.probabilities([row])[0]
+
+    def probabilities(self, rows: Sequence[Sequence[float]]) -> list[float]:
+        """The match probability of each row: ``sigmoid(baseline + sum of the trees' leaf values)``."""
+        if not rows:
+            return []
+        raw = self.baseline + self._forest.raw(rows)
+        return [float(p) for p in 1.0 / (1.0 + np.exp(-np.clip(raw, -700, 700)))]
+
+    @cached_property
+    def _forest(self) -> _Forest:
+        return _Forest.of(self.trees)
 
     def _model_json(self) -> dict[str, Any]:
         return {

@@ -38,6 +38,7 @@ class ScoredMatch:
     def __init__(self, generation: Generation | None = None) -> None:
         self.generation = generation or default_generation()
         self._parsed: dict[str, Generation] = {}
+        self._last: tuple[object, tuple[CandidateScore, ...]] | None = None
 
     def generation_for(self, evidence: IdentityEvidence) -> Generation:
         """The catalog's generation when the platform passes one, else this rule's own."""
@@ -79,9 +80,21 @@ class ScoredMatch:
         ranked = [c for c in evidence.candidates if not c.matched_on]
         if not ranked or not evidence.title:
             return ()
-        listing = Title.of(evidence.title, evidence.brand)
-        titles = [Title.of(c.title, c.brand) for c in ranked]
-        return tuple(
-            CandidateScore(candidate.item_id, round(generation.probability(c.values), 6), c.findings)
-            for candidate, c in zip(ranked, compare(listing, titles), strict=True)
+        key = (
+            evidence.title,
+            evidence.brand,
+            generation.fingerprint,
+            frozenset((c.item_id, c.title) for c in ranked),
         )
+        if self._last is not None and self._last[0] == key:
+            # decide() right after score() on the same listing and candidates (the platform orders them first)
+            return self._last[1]
+        listing = Title.of(evidence.title, evidence.brand)
+        comparisons = compare(listing, [Title.of(c.title, c.brand) for c in ranked])
+        probabilities = generation.probabilities([c.values for c in comparisons])
+        scores = tuple(
+            CandidateScore(candidate.item_id, round(p, 6), c.findings)
+            for candidate, c, p in zip(ranked, comparisons, probabilities, strict=True)
+        )
+        self._last = (key, scores)
+        return scores

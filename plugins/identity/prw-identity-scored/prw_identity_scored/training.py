@@ -173,6 +173,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="choose the band on this benchmark's valid pairs, meeting this precision (default: every "
         "benchmark at 0.995); benchmarks without a promise are reported only",
     )
+    parser.add_argument(
+        "--min-margin",
+        type=float,
+        default=0.5,
+        help="the least lead over the runner-up the band may require (default 0.5: never choose between two "
+        "likely items, such as two colours of one model)",
+    )
     args = parser.parse_args(argv)
     promises = dict(p.split("=") for p in args.promise)
     folders = sorted(p for p in args.data.iterdir() if (p / "train.csv").exists())
@@ -197,7 +204,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     baseline, trees = fit_model(rows, labels)
     unbanded = generation(0, baseline, trees, BandPoint(1.0, 1.0, 0, 0, 0, 1.0, 0.0, 0.0), {})
     curves = {
-        name: band_curve(outcomes(unbanded, scored, pairs), pairs.match_count)
+        name: [
+            p
+            for p in band_curve(outcomes(unbanded, scored, pairs), pairs.match_count)
+            if p.margin >= args.min_margin
+        ]
         for name, (scored, pairs) in valid.items()
     }
     promised = {name: float(value) for name, value in promises.items()} or dict.fromkeys(curves, 0.995)

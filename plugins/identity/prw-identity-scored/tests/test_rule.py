@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from prw_identity_scored import Generation, GenerationError, ScoredMatch, default_generation
@@ -124,3 +125,15 @@ def test_the_lower_bound_is_below_the_measured_precision() -> None:
     assert lower_bound(0, 0) == 0.0
     assert 0.9 < lower_bound(200, 200) < 1.0
     assert lower_bound(199, 200) < lower_bound(200, 200)
+
+
+def test_the_forest_walks_every_tree_as_each_tree_alone_would() -> None:
+    generation = default_generation()
+    rows = [
+        [((i * 7 + j * 3) % 11) / 10 - 0.2 for j in range(len(FEATURES))]  # spread over each feature's range
+        for i in range(25)
+    ]
+    one_by_one = [generation.baseline + sum(tree.predict(row) for tree in generation.trees) for row in rows]
+    expected = [1 / (1 + math.exp(-raw)) for raw in one_by_one]
+    assert generation.probabilities(rows) == pytest.approx(expected, rel=1e-12)
+    assert generation.probabilities([]) == []
