@@ -40,8 +40,8 @@ os.environ["PGOPTIONS"] = f"{os.environ.get('PGOPTIONS', '')} -c synchronous_com
 
 # httpx builds a TLS context for every client, even one that only ever speaks http:// to loopback as every client
 # in the tests does: with SSL_CERT_FILE set (or certifi's bundle) that parses the whole CA bundle, 20-26 ms of CPU
-# per client and thousands of clients in a run. From a directory (SSL_CERT_DIR) OpenSSL reads a certificate only
-# when a TLS peer needs verifying, which no test has.
+# per client, and an admin end-to-end test makes about three (its own, the OIDC client's, the file fetcher's).
+# From a directory (SSL_CERT_DIR) OpenSSL reads a certificate only when a TLS peer needs verifying: no test has one.
 os.environ.pop("SSL_CERT_FILE", None)
 os.environ["SSL_CERT_DIR"] = os.environ.get("SSL_CERT_DIR") or ssl.get_default_verify_paths().openssl_capath
 
