@@ -15,10 +15,11 @@ class BackgroundServer:
     """``with BackgroundServer(app) as server: httpx.get(server.url + "/v1/...")``.
 
     The socket is bound before uvicorn starts (port 0: the kernel picks a free port), so there is no window in
-    which another process can take the port."""
+    which another process can take the port. ``start_timeout`` is a deadline for the app's startup (its lifespan
+    opens database pools), long enough for a machine running a test suite beside it."""
 
     def __init__(
-        self, app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0, start_timeout: float = 10.0
+        self, app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0, start_timeout: float = 60.0
     ) -> None:
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
