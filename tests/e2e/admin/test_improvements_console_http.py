@@ -124,6 +124,16 @@ def test_refusals_show_on_the_page_and_write_nothing(login: Login, cases: Cases,
     assert no_match.status_code == 422
     assert "matches no stored capture" in no_match.text
     assert no_csrf.status_code == 403
+    unknown_generation = ada.http.post(
+        "/console/improvements", data={**base, "identity_generation": "7", "source_id": SOURCE}
+    )
+    assert unknown_generation.status_code == 422
+    assert "UNKNOWN_IDENTITY_GENERATION" in unknown_generation.text
+    assert 'name="identity_generation"' in unknown_generation.text  # the form offers the field
+    not_a_number = ada.http.post(
+        "/console/improvements", data={**base, "identity_generation": "two", "source_id": SOURCE}
+    )
+    assert not_a_number.status_code == 422
     assert _count(owner) == 0
     assert login("vic").http.get("/console/improvements/imp_nowhere").status_code == 404
 

@@ -65,6 +65,7 @@ def create_improvement(
     rationale: Text,
     adapter_version: Text = "",
     profile_version: Text = "",
+    identity_generation: Text = "",
     source_id: Text = "",
     selected_adapter: Text = "",
     review_case_kind: Text = "",
@@ -84,6 +85,7 @@ def create_improvement(
             catalog_id=catalog_id,
             adapter_version=adapter_version or None,
             profile_version=profile_version or None,
+            identity_generation=identity_generation.strip() or None,  # type: ignore[arg-type]
             selection={k: v for k, v in fields.items() if v},  # type: ignore[arg-type]
             rationale=rationale.strip(),
         )
