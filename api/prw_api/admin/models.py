@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,6 +55,9 @@ class CreateItemBody(BaseModel):
     family: str | None = Field(default=None, min_length=1, max_length=200)
 
 
+OfferKey = Literal["core:price", "core:currency", "core:availability"]
+
+
 class DecisionRequest(BaseModel):
     """if_review_decision's body. The actor is the session's operator; a body cannot name one."""
 
@@ -69,6 +72,11 @@ class DecisionRequest(BaseModel):
     rationale: str = Field(min_length=1, max_length=4000)
     #: Evidence references the reviewer relied on (capture or artifact ids), beside the case's own.
     evidence: list[str] = Field(default_factory=list, max_length=50)
+    #: ``offer_uncertain`` cases: the listing's offer values, each one of the values the case's claims state as
+    #: the page had it (``{"core:price": "€25.00", "core:currency": "EUR"}``; price and currency together).
+    offer: dict[OfferKey, Annotated[str, Field(min_length=1, max_length=1000)]] | None = None
+    #: ``offer_uncertain`` cases: the page offers nothing; the listing keeps no price, currency or availability.
+    not_an_offer: bool = False
 
 
 class DecisionCreated(BaseModel):

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from prw_platform.contracts import StreamKey
 from prw_platform.plugins.types import Availability, NormalizedAttribute
 from prw_platform.resolver.decisions.identifiers import identifier_keys
+from prw_platform.resolver.decisions.offer_choices import OfferChoice
 
 _ACTOR = re.compile(r"^(rule|reviewer|operator):\S+$")
 
@@ -139,7 +140,8 @@ class DecideCase:
     """A reviewer's decision on a review case, made against ``expected_revision`` (INV-04, if_review_decision).
 
     ``map``: map the case's listing to ``item_id``; ``create_item``: create ``item`` and map the listing to it;
-    ``dismiss``: close the case without a mapping."""
+    ``dismiss``: close the case without a mapping. ``offer``: the listing's offer values the reviewer chose on an
+    ``offer_uncertain`` case (written on the case's listing, recorded with the decision)."""
 
     case_id: str
     expected_revision: int
@@ -156,6 +158,7 @@ class DecideCase:
     family: str | None = None
     #: ``corrections`` as the reviewer gave them, recorded with the decision.
     corrections: Mapping[str, Any] | None = None
+    offer: OfferChoice | None = None
 
     def __post_init__(self) -> None:
         _check_actor(self.actor, automatic=False)

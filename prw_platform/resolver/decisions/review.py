@@ -11,6 +11,12 @@ Actions (if_review_decision's body):
   case's facts first; ``map_to``, if given, must name the item being created;
 - ``reject``: close the case without a mapping.
 
+On an ``offer_uncertain`` case any action may carry ``offer`` (``{"core:price": "€25.00", "core:currency":
+"EUR"}``: for each attribute one of the values the case's claims state, price and currency together) or
+``not_an_offer``; the case's listing gets the chosen values (none with ``not_an_offer``) in the same decision
+(``offer_choices``). A value no claim states, or an offer on another kind of case, is refused (422, nothing
+written).
+
 INV-02 is always checked for a human decision: the new item's attributes (corrections included) must conform to
 the definitions of the pinned profile, and a profile that is not installed refuses the decision (409 naming
 INV-02). The case's content (candidates, normalized facts) is written once when a rule opens it and never
@@ -30,6 +36,7 @@ from prw_platform.plugins.types import AttributeDefinition, NormalizedAttribute
 from prw_platform.resolver.decisions import cases
 from prw_platform.resolver.decisions.commands import DecideCase, ItemFacts
 from prw_platform.resolver.decisions.errors import CaseNotFound, DecisionError, InvariantViolation
+from prw_platform.resolver.decisions.offer_choices import OFFER_UNCERTAIN, OfferChoice, choose_offer
 
 ReviewAction = Literal["accept", "correct", "create_item", "map_to", "reject"]
 REVIEW_ACTIONS: Final[tuple[ReviewAction, ...]] = ("accept", "correct", "create_item", "map_to", "reject")
@@ -67,6 +74,9 @@ class ReviewDecision:
     map_to: str | None = None
     idempotency_key: str | None = None
     evidence: tuple[str, ...] = ()
+    #: ``offer_uncertain`` cases: the chosen claim text by offer attribute, or ``not_an_offer``.
+    offer: Mapping[str, str] | None = None
+    not_an_offer: bool = False
 
     def __post_init__(self) -> None:
         if not self.rationale.strip():
@@ -117,6 +127,7 @@ def to_command(
         "idempotency_key": request.idempotency_key,
         "evidence": request.evidence,
         "review_action": request.action,
+        "offer": _offer(request, case),
     }
     if request.action == "reject":
         return DecideCase(action="dismiss", **common), None
@@ -149,6 +160,17 @@ def to_command(
         ),
         definitions,
     )
+
+
+def _offer(request: ReviewDecision, case: CaseContent) -> OfferChoice | None:
+    """The reviewer's offer choice checked against the case's claims; None when the request makes none."""
+    if request.offer is None and not request.not_an_offer:
+        return None
+    if case.kind != OFFER_UNCERTAIN:
+        raise InvalidReviewDecision(
+            f"case {case.case_id} is {case.kind}: only an {OFFER_UNCERTAIN} case takes an offer"
+        )
+    return choose_offer(case.evidence.get("claims") or [], request.offer, not_an_offer=request.not_an_offer)
 
 
 def _definitions(case: CaseContent, profiles: ProfileDefinitions) -> Definitions:

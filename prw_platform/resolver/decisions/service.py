@@ -457,6 +457,12 @@ def _plan_case_decision(
         if case.status == cases.AWAITING_HUMAN
         else tuple(d.decision_id for d in case_decisions(conn, tenant, case.case_id))
     )
+    if cmd.offer is not None:
+        # The reviewer's offer values go on the case's listing (a later capture's observation is left as it is).
+        plan.details["offer"] = cmd.offer.document()
+        offered = cmd.offer.applied(listing, case.capture_id)
+        if offered is not None:
+            plan.listing, plan.listing_changed = offered, True
     if cmd.action == "dismiss":
         plan.case_status = cases.DISMISSED
         return plan

@@ -58,7 +58,7 @@ from prw_platform.resolver.resolution.documents import (
 )
 from prw_platform.resolver.resolution.extraction import ExtractionRun, StageError
 from prw_platform.resolver.resolution.generations import generation_documents, rule_pin
-from prw_platform.resolver.resolution.offers import offer_uncertain
+from prw_platform.resolver.resolution.offers import offer_uncertain, with_reviewed_offer
 from prw_platform.resolver.resolution.profiles import NormalizationRun, stage_outcome
 
 RULE_MAP = "rule:strong_identifier_match@1"
@@ -110,6 +110,7 @@ def resolve_identity(
     if normalization is None or result is None:
         reason = _failure_reason(extraction, normalization)
         return context.review(stage_outcome(extraction, normalization), reason, ())
+    context = with_reviewed_offer(conn, stream, context)
     uncertain = offer_uncertain(conn, stream, context)
     if uncertain is not None:
         return uncertain

@@ -8,6 +8,12 @@ profile's problems (``UNCERTAIN_VALUE`` with the confidence and the threshold, `
 value's confidence). The listing is recorded without the withheld values, price and currency as a pair: they stay
 claims until a reviewer confirms one. The candidates are the items the listing's identifiers name, else the ranked
 ones, so the reviewer settles identity in the same decision.
+
+A reviewer's choice of the offer values on such a case (``offer_choices``) is kept when the same listing is
+resolved again (a new capture of it, or a replay): ``with_reviewed_offer`` puts the chosen values (none after
+``not_an_offer``) in place of the withheld ones when the page's offer claims are exactly the values the reviewer
+chose among, and identity goes on without a new case, the reviewer's decision among its evidence. Changed claims
+(another value, one more or one less) open a new case.
 """
 
 from __future__ import annotations
@@ -18,8 +24,16 @@ from typing import Any, ClassVar, Protocol, TypeVar
 from prw_platform.contracts import StreamKey
 from prw_platform.db.database import Connection
 from prw_platform.plugins import ListingFields, Normalization, NormalizedAttribute
-from prw_platform.resolver.decisions import AmbiguousIdentity, Candidate, find_item_by_identifiers
+from prw_platform.resolver.decisions import (
+    AmbiguousIdentity,
+    Candidate,
+    ListingObservation,
+    find_item_by_identifiers,
+)
+from prw_platform.resolver.decisions.facts import listing_id_for
+from prw_platform.resolver.decisions.offer_choices import OfferChoice, latest_offer_choice, offer_claims
 from prw_platform.resolver.resolution.candidates import rank_candidates
+from prw_platform.resolver.resolution.documents import claim_documents
 from prw_platform.resolver.resolution.extraction import ExtractionRun
 from prw_platform.resolver.resolution.profiles import NormalizationRun
 
@@ -29,6 +43,7 @@ GTIN, BRAND, MPN, TITLE = "core:gtin", "core:brand", "core:mpn", "core:title"
 OFFER_KEYS = (PRICE, CURRENCY, AVAILABILITY)
 
 Decision = TypeVar("Decision", covariant=True)
+Context = TypeVar("Context", bound="IdentityContext[Any]")
 
 
 class IdentityContext(Protocol[Decision]):
@@ -45,6 +60,11 @@ class IdentityContext(Protocol[Decision]):
 
     @property
     def result(self) -> Normalization | None: ...
+
+    @property
+    def provenance(self) -> tuple[str, ...]: ...
+
+    def observation(self) -> ListingObservation: ...
 
     def identifiers(self) -> dict[str, str | None]: ...
 
@@ -69,6 +89,31 @@ def offer_uncertain(
         normalization=replace(normalization, normalization=_without_values(result, left_out)),
     )
     return quiet.review(KIND, _reason(withheld), _candidates(conn, stream, context))
+
+
+def with_reviewed_offer(conn: Connection, stream: StreamKey, context: Context) -> Context:
+    """``context`` with the reviewer's latest offer choice for its listing in place of the withheld offer values,
+    when the profile withheld one and the page's offer claims are the ones the reviewer chose among; ``context``
+    itself otherwise. Call with the stream cursor locked, before ``offer_uncertain``."""
+    result, normalization = context.result, context.normalization
+    if result is None or normalization is None or not any(a.key in OFFER_KEYS for a in result.withheld):
+        return context
+    observation = context.observation()
+    listing_id = listing_id_for(observation.source_id, observation.natural_key)
+    choice = latest_offer_choice(conn, stream.tenant_id, listing_id)
+    if choice is None or choice.claims != offer_claims(claim_documents(context.extraction.claims)):
+        return context
+    left_out = {a.key for a in result.withheld if a.key in OFFER_KEYS} | set(choice.keys)
+    if left_out & {PRICE, CURRENCY}:
+        left_out |= {PRICE, CURRENCY}
+    settled = replace(result, attributes=tuple(a for a in result.attributes if a.key not in left_out))
+    settled = replace(settled, withheld=tuple(a for a in result.withheld if a.key not in left_out))
+    return replace(
+        context,
+        extraction=_with_listing_values(context.extraction, left_out, choice),
+        normalization=replace(normalization, normalization=settled),
+        provenance=(*context.provenance, *((choice.decision_id,) if choice.decision_id else ())),
+    )
 
 
 def _reason(withheld: list[NormalizedAttribute]) -> str:
@@ -104,6 +149,24 @@ def _without_listing_values(run: ExtractionRun, keys: set[str]) -> ExtractionRun
         price=None if PRICE in keys else listing.price,
         currency=None if CURRENCY in keys else listing.currency,
         availability=None if AVAILABILITY in keys else listing.availability,
+    )
+    return replace(run, extraction=replace(extraction, listing=cleared))
+
+
+def _with_listing_values(run: ExtractionRun, keys: set[str], choice: OfferChoice) -> ExtractionRun:
+    """The adapter's listing fields with the reviewer's values for ``keys`` (None where the choice has none)."""
+    extraction = run.extraction
+    if extraction is None:
+        return run
+    listing, chosen = extraction.listing, choice.keys
+    cleared = ListingFields(
+        title=listing.title,
+        url=listing.url,
+        price=(choice.price if PRICE in chosen else None) if PRICE in keys else listing.price,
+        currency=(choice.currency if CURRENCY in chosen else None) if CURRENCY in keys else listing.currency,
+        availability=(choice.availability if AVAILABILITY in chosen else None)
+        if AVAILABILITY in keys
+        else listing.availability,
     )
     return replace(run, extraction=replace(extraction, listing=cleared))
 

@@ -4,13 +4,18 @@ One form per case page: the CSRF token, an Idempotency-Key made when the page wa
 a browser's re-post replays the first decision), the revision the reviewer saw (``expected_revision``), an
 optional rationale, and the button pressed: ``accept``, ``reject`` or ``map_to:<item_id>`` (the candidate's own
 button, or its number key). A blank rationale is recorded as what the reviewer did and on which evidence.
+
+On an ``offer_uncertain`` case the "Offer in question" section adds a radio group per offer attribute in question
+(``offer_price``, ``offer_currency``, ``offer_availability``: one of the claimed values, or blank to leave it
+unpublished) and a ``not_an_offer`` box; what is picked travels with the button pressed.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Final
 
 from prw_api.ids import ITEM_ID
@@ -27,10 +32,15 @@ class DecisionForm:
     choice: str
     rationale: str
     idempotency_key: str
+    #: The offer values picked, by attribute (blank radio buttons left out).
+    offer: Mapping[str, str] = field(default_factory=dict)
+    not_an_offer: bool = False
 
     def to_decision(self, access: Access, view: CaseView) -> ReviewDecision:
         action, map_to = self._action()
-        rationale = self.rationale.strip() or default_rationale(action, map_to, view)
+        rationale = (
+            self.rationale.strip() or default_rationale(action, map_to, view) + self._offer_rationale()
+        )
         return ReviewDecision(
             case_id=self.case_id,
             expected_revision=self.expected_revision,
@@ -39,7 +49,15 @@ class DecisionForm:
             actor=access.actor,
             map_to=map_to,
             idempotency_key=self.idempotency_key,
+            offer={key: value for key, value in self.offer.items() if value} or None,
+            not_an_offer=self.not_an_offer,
         )
+
+    def _offer_rationale(self) -> str:
+        if self.not_an_offer:
+            return "; the page is not an offer"
+        picked = ", ".join(f"{key} {value}" for key, value in self.offer.items() if value)
+        return f"; offer confirmed from the claims: {picked}" if picked else ""
 
     def _action(self) -> tuple[ReviewAction, str | None]:
         if self.choice in ("accept", "reject"):

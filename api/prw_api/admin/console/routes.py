@@ -3,7 +3,8 @@
 - ``GET /console/review``: the queue with its filters (status, kind, source), counts and pages;
 - ``GET /console/review/{case_id}``: a case, its evidence beside the claims and candidates, the decision form
   and the decision history;
-- ``POST /console/review/{case_id}/decision``: decide (role reviewer, CSRF), then the next case of the queue;
+- ``POST /console/review/{case_id}/decision``: decide (role reviewer, CSRF), with the offer values picked on an
+  ``offer_uncertain`` case, then the next case of the queue;
 - ``POST /console/tenant`` and ``POST /console/logout`` (CSRF): choose the active tenant, log out.
 """
 
@@ -131,10 +132,21 @@ def decide(
     status: Annotated[str, Form(max_length=200)] = "",
     kind: Annotated[str, Form(max_length=200)] = "",
     source: Annotated[str, Form(max_length=200)] = "",
+    offer_price: Annotated[str, Form(max_length=1000)] = "",
+    offer_currency: Annotated[str, Form(max_length=1000)] = "",
+    offer_availability: Annotated[str, Form(max_length=1000)] = "",
+    not_an_offer: Annotated[bool, Form()] = False,
 ) -> Response:
     access = console_form_access(request, sessions, csrf_token, "reviewer")
     filters = _filters(status, kind, source)
-    form = DecisionForm(case_id, expected_revision, decision, rationale, idempotency_key)
+    offer = {
+        "core:price": offer_price,
+        "core:currency": offer_currency,
+        "core:availability": offer_availability,
+    }
+    form = DecisionForm(
+        case_id, expected_revision, decision, rationale, idempotency_key, offer, not_an_offer=not_an_offer
+    )
     view = review.case(access.tenant_id, case_id)
     try:
         decisions.decide_review(form.to_decision(access, view), access.tenant_id)

@@ -56,6 +56,8 @@ def create_decision(
         map_to=body.map_to,
         idempotency_key=idempotency_key,
         evidence=tuple(body.evidence),
+        offer=dict(body.offer) if body.offer is not None else None,
+        not_an_offer=body.not_an_offer,
     )
     result = decisions.decide_review(request, access.tenant_id)
     if result.replayed:
