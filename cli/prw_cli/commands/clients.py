@@ -14,8 +14,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from prw_cli.output import results_console
+
 app = typer.Typer(help="Collector OAuth clients: create (client_id + secret, shown once) and revoke.")
-console = Console()
+console = results_console()
 err_console = Console(stderr=True)
 
 

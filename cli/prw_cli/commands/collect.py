@@ -13,10 +13,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from prw_cli.output import results_console
+
 if TYPE_CHECKING:
     from prw_cli.collect import CollectRun
 
-console = Console()
+console = results_console()
 err_console = Console(stderr=True)
 
 EXIT_PAGE_FAILED = 1

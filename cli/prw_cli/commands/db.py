@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-console = Console()
+from prw_cli.output import results_console
+
+console = results_console()
 
 
 def migrate(as_json: bool = typer.Option(False, "--json", help="Print the result as JSON.")) -> None:

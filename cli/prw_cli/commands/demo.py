@@ -25,11 +25,11 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
 from rich.table import Table
 
 from prw_cli.demo_catalog import CATALOG, INSTANCE, TENANT, WORKER
 from prw_cli.demo_pages import DemoPage, demo_pages
+from prw_cli.output import results_console
 from prw_cli.settings import load_settings
 
 # The APIs, Dagster and the platform load when the demo runs, not for `prw demo --help`.
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from prw_orchestration.driver import DriveReport
     from prw_platform.bootstrap import Platform
 
-console = Console()
+console = results_console()
 DEMO_OPERATOR = "operator:prw_demo"
 
 __all__ = ["CATALOG", "INSTANCE", "TENANT", "WORKER", "DemoRun", "demo", "provision_demo", "run_demo"]

@@ -40,6 +40,7 @@ from rich.console import Console
 from rich.table import Table
 
 from prw_cli.demo_catalog import CATALOG, TENANT
+from prw_cli.output import results_console
 from prw_cli.supervisor import GRACE_SECONDS, PARENT_DEATH_SIGNAL, parent_death_signal, supervised
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from prw_platform.bootstrap import Platform
     from prw_platform.config import Settings
 
-console = Console(highlight=False)
+console = results_console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
 CODE_LOCATION = "prw_orchestration.definitions"

@@ -20,12 +20,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from prw_cli.output import results_console
+
 if TYPE_CHECKING:
     from prw_platform.bootstrap import Platform
     from prw_platform.services import DeadLetter
 
 app = typer.Typer(help="Dead-letter queues: list them, show an entry, re-drive entries to their queue.")
-console = Console()
+console = results_console()
 err_console = Console(stderr=True)
 
 #: How much of a body ``show`` prints as text (``--json`` prints all of it).

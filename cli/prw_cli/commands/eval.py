@@ -42,11 +42,12 @@ from prw_cli.evaluation.extraction import (
     score,
 )
 from prw_cli.evaluation.reports import CONFIDENCE_ATTRIBUTES, confidence_report, rule_report
+from prw_cli.output import results_console
 from prw_cli.settings import load_settings
 from prw_platform.plugins import PluginError, UnknownAdapterVersion, UnknownProfileVersion
 
 app = typer.Typer(help="Measure the installed plugins on annotated data, in a benchmark's own metric.")
-console = Console()
+console = results_console()
 err_console = Console(stderr=True)
 
 

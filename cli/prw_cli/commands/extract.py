@@ -32,6 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from prw_cli.output import results_console
 from prw_platform.plugins import (
     Artifact,
     CaptureView,
@@ -51,7 +52,7 @@ from prw_platform.plugins import (
 DEFAULT_PROFILE = "np_core"
 _EXTRA_MEDIA_TYPES = {".jsonld": "application/ld+json", ".htm": "text/html", ".html": "text/html"}
 
-console = Console()
+console = results_console()
 err_console = Console(stderr=True)
 
 

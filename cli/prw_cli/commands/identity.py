@@ -23,13 +23,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from prw_cli.output import results_console
+
 if TYPE_CHECKING:
     from prw_platform.plugins import BandEstimate
 
 app = typer.Typer(
     help="Identity generations per catalog: calibrate on reviewers' labels, list, live precision."
 )
-console = Console()
+console = results_console()
 err_console = Console(stderr=True)
 
 #: Bands printed from the curve: the chosen one and, per margin, these probability thresholds' neighbours.

@@ -10,9 +10,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from prw_cli.output import results_console
 from prw_platform.plugins import PLUGIN_API_VERSION, PluginError, get_plugin_manager, list_plugins
 
-console = Console()
+console = results_console()
 err_console = Console(stderr=True)
 
 

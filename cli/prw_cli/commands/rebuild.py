@@ -17,6 +17,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from prw_cli.output import results_console
+
 if TYPE_CHECKING:
     from prw_platform.bootstrap import Platform
     from prw_platform.services import RebuildResult
@@ -27,7 +29,7 @@ product_app = typer.Typer(
 epoch_app = typer.Typer(
     help="History epochs: fence a restored resolver database (a NEW epoch, old workers fenced, product rebuilt)."
 )
-console = Console()
+console = results_console()
 err_console = Console(stderr=True)
 
 

@@ -15,8 +15,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from prw_cli.output import results_console
+
 app = typer.Typer(help="Capture receipts: show any receipt's status (stored, accepted, in_review, failed).")
-console = Console()
+console = results_console()
 err_console = Console(stderr=True)
 
 

@@ -15,7 +15,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-console = Console()
+from prw_cli.output import results_console
+
+console = results_console()
 err_console = Console(stderr=True)
 
 

@@ -15,6 +15,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from prw_cli.output import results_console
+
 if TYPE_CHECKING:
     from prw_platform.bootstrap import Platform
 
@@ -24,7 +26,7 @@ app = typer.Typer(
 export_app = typer.Typer(
     help="Snapshot exports of a catalog (if_projection_bootstrap): build one now and print its manifest."
 )
-console = Console()
+console = results_console()
 err_console = Console(stderr=True)
 
 

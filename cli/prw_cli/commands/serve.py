@@ -21,11 +21,11 @@ from enum import StrEnum
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from prw_cli.output import results_console
 from prw_cli.settings import databases, load_settings
 
-console = Console(highlight=False)
+console = results_console(highlight=False)
 
 
 class Origin(StrEnum):

@@ -14,14 +14,14 @@ import time
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
+from prw_cli.output import results_console
 from prw_cli.settings import load_settings
 
 if TYPE_CHECKING:
     from prw_platform.runtime import StageReport
 
-console = Console(highlight=False)
+console = results_console(highlight=False)
 
 #: What ``all`` means: the registered pipeline stages.
 ALL = "all"
