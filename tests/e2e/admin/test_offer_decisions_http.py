@@ -17,6 +17,7 @@ from prw_api.product import create_app
 from prw_api.server import BackgroundServer
 from prw_platform.bootstrap import Platform
 from prw_platform.product.scopes import project_catalog
+from prw_platform.queues import PostgresQueue
 from prw_platform.runtime import drain
 from tests.e2e.admin.conftest import TENANT, Cases, Operator
 from tests.integration.resolution.pipeline import CATALOG
@@ -169,6 +170,28 @@ def test_a_new_capture_of_the_same_page_keeps_the_reviewer_s_choice(login: Login
     assert decided.json()["decision_id"] in decision["evidence"]
     listing = _listing(cases, case["listing_id"])
     assert (listing["price"], listing["currency"]) == (Decimal("25.00"), "EUR")
+
+
+def test_a_replay_of_the_capture_keeps_the_reviewer_s_choice(
+    login: Login, cases: Cases, queue: PostgresQueue
+) -> None:
+    case = _offer_case(cases)
+    decided = _decide(login("rita"), case, offer=CHOSEN)
+    assert decided.status_code == 201, decided.text
+    listing_before = _listing(cases, case["listing_id"])
+    # A replay of the same capture (if_replay_job): a new attempt group of its jobs.
+    capture_id = case["capture_id"]
+    message = cases.resolution.job_message(capture_id) | {
+        "job_id": f"{capture_id}:extract:2",
+        "attempt_group": 2,
+    }
+    queue.send(message, message_id=message["job_id"])
+
+    (outcome,) = [o for o in cases.resolution.run().outcomes if o.stage == "identity"]
+
+    assert outcome.decision == "map_listing"
+    assert cases.count("resolver.review_case") == 1
+    assert _listing(cases, case["listing_id"]) == listing_before  # 25.00 EUR, nothing rolled back
 
 
 def test_not_an_offer_is_kept_too_and_the_listing_keeps_no_offer(login: Login, cases: Cases) -> None:
