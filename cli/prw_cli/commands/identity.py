@@ -96,7 +96,10 @@ def calibrate(
 
     tenant_id = _tenant(tenant)
     actor = f"operator:cli:{getpass.getuser()}"
-    with bootstrap(load_settings(), migrate=True) as platform:
+    with (
+        bootstrap(load_settings(), migrate=True) as platform,
+        err_console.status(f"fitting and cross-validating on the labels of {catalog} ..."),
+    ):
         try:
             calibrated = platform.identity_generations.calibrate(
                 tenant_id, catalog, promise=promise, actor=actor
