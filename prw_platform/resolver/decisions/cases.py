@@ -259,3 +259,12 @@ def decided_cases_with_candidates(conn: Connection, tenant_id: str, catalog_id: 
         )
         for row in rows
     ]
+
+
+def case_ids_of_listing(conn: Connection, tenant_id: str, listing_id: str) -> list[str]:
+    """Every review case of the listing, any status."""
+    rows = conn.execute(
+        "SELECT case_id FROM resolver.review_case WHERE tenant_id = %s AND listing_id = %s",
+        (tenant_id, listing_id),
+    ).fetchall()
+    return [str(row["case_id"]) for row in rows]

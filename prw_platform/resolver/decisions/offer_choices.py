@@ -15,17 +15,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from prw_platform.db.database import Connection
 from prw_platform.plugins.types import Availability
 from prw_platform.plugins.vocabulary import availability_from_text
 from prw_platform.resolver.decisions.errors import DecisionError
-
-if TYPE_CHECKING:
-    from prw_platform.resolver.decisions.facts import ListingState
 
 PRICE, CURRENCY, AVAILABILITY = "core:price", "core:currency", "core:availability"
 OFFER_KEYS = (PRICE, CURRENCY, AVAILABILITY)
@@ -78,21 +74,6 @@ class OfferChoice:
         """The offer attributes the choice settles (all three for ``not_an_offer``)."""
         return frozenset(OFFER_KEYS) if self.not_an_offer else frozenset(self.chosen)
 
-    def applied(self, listing: ListingState, capture_id: str) -> ListingState | None:
-        """The listing's next revision with the chosen values, or None when nothing changes or the listing shows a
-        newer capture than the case's (the choice never overwrites a later observation)."""
-        if listing.capture_id != capture_id:
-            return None
-        keys = self.keys
-        chosen = replace(
-            listing,
-            revision=listing.revision + 1,
-            price=self.price if PRICE in keys else listing.price,
-            currency=self.currency if CURRENCY in keys else listing.currency,
-            availability=self.availability if AVAILABILITY in keys else listing.availability,
-        )
-        return None if chosen.payload() == listing.payload() else chosen
-
 
 def claim_text(value: object) -> str:
     """A claimed value as a reviewer picks it: its text, or its JSON for a number or a boolean."""
@@ -138,20 +119,8 @@ def choose_offer(
     )
 
 
-def latest_offer_choice(conn: Connection, tenant_id: str, listing_id: str) -> OfferChoice | None:
-    """The latest offer choice a person recorded on a review case of the listing; None when there is none."""
-    row: dict[str, Any] | None = conn.execute(
-        """SELECT d.decision_id, d.details->'offer' AS offer
-           FROM resolver.decision d
-           JOIN resolver.review_case c ON c.tenant_id = d.tenant_id AND c.case_id = d.case_id
-           WHERE d.tenant_id = %s AND c.listing_id = %s AND d.details ? 'offer' AND d.actor !~ '^rule:'
-           ORDER BY d.created_at DESC, d.decision_id DESC
-           LIMIT 1""",
-        (tenant_id, listing_id),
-    ).fetchone()
-    if row is None:
-        return None
-    document: dict[str, Any] = row["offer"]
+def stored_offer_choice(document: Mapping[str, Any], decision_id: str) -> OfferChoice:
+    """An offer choice as a decision recorded it (``details.offer``, ``OfferChoice.document``)."""
     price = document.get("price")
     return OfferChoice(
         chosen=dict(document.get("chosen") or {}),
@@ -160,7 +129,7 @@ def latest_offer_choice(conn: Connection, tenant_id: str, listing_id: str) -> Of
         price=None if price is None else Decimal(price),
         currency=document.get("currency"),
         availability=document.get("availability"),
-        decision_id=row["decision_id"],
+        decision_id=decision_id,
     )
 
 

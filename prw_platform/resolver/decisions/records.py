@@ -239,3 +239,20 @@ def automatic_mappings(
            ORDER BY a.created_at, a.decision_id""",
             (tenant_id, catalog_id, list(actors)),
         ).fetchall()
+
+
+def latest_human_detail(
+    conn: Connection, tenant_id: str, case_ids: Sequence[str], key: str
+) -> tuple[str, Any] | None:
+    """The newest decision by a person (reviewer or operator) on one of ``case_ids`` whose details hold ``key``:
+    its id and that detail (a reviewer's offer choice, ``details.offer``)."""
+    if not case_ids:
+        return None
+    row = conn.execute(
+        """SELECT decision_id, details->%s AS detail FROM resolver.decision
+           WHERE tenant_id = %s AND case_id = ANY(%s) AND details ? %s AND actor !~ '^rule:'
+           ORDER BY created_at DESC, decision_id DESC
+           LIMIT 1""",
+        (key, tenant_id, list(case_ids), key),
+    ).fetchone()
+    return None if row is None else (str(row["decision_id"]), row["detail"])

@@ -58,6 +58,7 @@ from prw_platform.resolver.decisions.errors import (
 from prw_platform.resolver.decisions.events import EventBatch
 from prw_platform.resolver.decisions.facts import ItemState, ListingState, MappingState
 from prw_platform.resolver.decisions.item_merges import ItemsMerged, ItemSplit, MergeItems, SplitItem
+from prw_platform.resolver.decisions.offer_choices import AVAILABILITY, CURRENCY, PRICE, OfferChoice
 from prw_platform.resolver.decisions.provenance import DecisionDetail, decision_detail
 from prw_platform.resolver.decisions.records import (
     case_decisions,
@@ -460,7 +461,7 @@ def _plan_case_decision(
     if cmd.offer is not None:
         # The reviewer's offer values go on the case's listing (a later capture's observation is left as it is).
         plan.details["offer"] = cmd.offer.document()
-        offered = cmd.offer.applied(listing, case.capture_id)
+        offered = _with_offer(listing, cmd.offer, case.capture_id)
         if offered is not None:
             plan.listing, plan.listing_changed = offered, True
     if cmd.action == "dismiss":
@@ -548,3 +549,19 @@ def _apply_facts(conn: Connection, tenant: str, plan: _Plan, now: datetime) -> N
         facts.write_mapping(conn, tenant, plan.mapping, now)
     if plan.case is not None and plan.case_status is not None:
         cases.set_case_status(conn, tenant, plan.case.case_id, plan.case_status, now)
+
+
+def _with_offer(listing: ListingState, offer: OfferChoice, capture_id: str) -> ListingState | None:
+    """The listing's next revision with the chosen offer values, or None when nothing changes or the listing shows
+    a newer capture than the case's (a choice never overwrites a later observation)."""
+    if listing.capture_id != capture_id:
+        return None
+    keys = offer.keys
+    chosen = replace(
+        listing,
+        revision=listing.revision + 1,
+        price=offer.price if PRICE in keys else listing.price,
+        currency=offer.currency if CURRENCY in keys else listing.currency,
+        availability=offer.availability if AVAILABILITY in keys else listing.availability,
+    )
+    return None if chosen.payload() == listing.payload() else chosen

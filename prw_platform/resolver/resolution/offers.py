@@ -30,8 +30,10 @@ from prw_platform.resolver.decisions import (
     ListingObservation,
     find_item_by_identifiers,
 )
+from prw_platform.resolver.decisions.cases import case_ids_of_listing
 from prw_platform.resolver.decisions.facts import listing_id_for
-from prw_platform.resolver.decisions.offer_choices import OfferChoice, latest_offer_choice, offer_claims
+from prw_platform.resolver.decisions.offer_choices import OfferChoice, offer_claims, stored_offer_choice
+from prw_platform.resolver.decisions.records import latest_human_detail
 from prw_platform.resolver.resolution.candidates import rank_candidates
 from prw_platform.resolver.resolution.documents import claim_documents
 from prw_platform.resolver.resolution.extraction import ExtractionRun
@@ -100,7 +102,7 @@ def with_reviewed_offer(conn: Connection, stream: StreamKey, context: Context) -
         return context
     observation = context.observation()
     listing_id = listing_id_for(observation.source_id, observation.natural_key)
-    choice = latest_offer_choice(conn, stream.tenant_id, listing_id)
+    choice = _latest_choice(conn, stream.tenant_id, listing_id)
     if choice is None or choice.claims != offer_claims(claim_documents(context.extraction.claims)):
         return context
     left_out = {a.key for a in result.withheld if a.key in OFFER_KEYS} | set(choice.keys)
@@ -200,3 +202,9 @@ def _candidates(conn: Connection, stream: StreamKey, context: IdentityContext[An
         brand=ids.get(BRAND),
         title=title.value if title is not None and isinstance(title.value, str) else None,
     )
+
+
+def _latest_choice(conn: Connection, tenant_id: str, listing_id: str) -> OfferChoice | None:
+    """The latest offer choice a person recorded on a review case of the listing; None when there is none."""
+    found = latest_human_detail(conn, tenant_id, case_ids_of_listing(conn, tenant_id, listing_id), "offer")
+    return None if found is None else stored_offer_choice(found[1], found[0])
