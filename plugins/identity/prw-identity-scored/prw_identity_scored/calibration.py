@@ -4,8 +4,8 @@ Each labelled listing gives one row per candidate the reviewer chose (a match) o
 non-match), compared exactly as the rule compares at run time (against all the candidates offered, for the
 "ahead of the others" features). The bands are estimated out of fold: the listings are dealt into ``FOLDS``
 folds, each fold is scored by a model fitted on the others, and every listing's best candidate is judged against
-its labels; the band of most coverage whose measured precision meets the promise is chosen and its Clopper-Pearson
-lower bound recorded. The generation itself is then fitted on every label. Needs the ``fit`` extra.
+its labels; the band of most coverage whose Clopper-Pearson lower bound meets the promise is chosen (else the one
+whose measured precision does, which cannot be approved). The generation itself is then fitted on every label. Needs the ``fit`` extra.
 """
 
 from __future__ import annotations

@@ -117,11 +117,14 @@ def band_curve(outcomes: Sequence[Outcome], matches: int) -> list[BandPoint]:
 
 
 def choose_band(points: Sequence[BandPoint], precision: float) -> BandPoint | None:
-    """The band of most coverage whose measured precision is at least ``precision`` (ties: higher threshold)."""
-    fitting = [p for p in points if p.precision >= precision and p.right > 0]
-    if not fitting:
-        return None
-    return max(fitting, key=lambda p: (p.coverage, p.probability, -p.margin))
+    """The band of most coverage whose precision's lower bound meets ``precision`` (a generation with it can be
+    approved); when no band's bound does, the band of most coverage whose measured precision does (its generation
+    is proposed but cannot be approved until more labels bound it). Ties: the higher threshold."""
+    for meets in (lambda p: p.lower_bound >= precision, lambda p: p.precision >= precision):
+        fitting = [p for p in points if p.right > 0 and meets(p)]
+        if fitting:
+            return max(fitting, key=lambda p: (p.coverage, p.probability, -p.margin))
+    return None
 
 
 def generation(
