@@ -186,10 +186,7 @@ def matching(
 
 
 def _render_matching(title: str, scores: matching_eval.MatchingScores) -> None:
-    table = Table(title=f"prw eval matching: {title}", title_justify="left")
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    table.add_column("of", justify="right")
+    table = _table(f"prw eval matching: {title}", ("measure",), ("value", "of"))
     table.add_row("listings identified", str(scores.listings), "")
     table.add_row("automatic mappings", str(scores.automatic), str(scores.listings))
     judged = scores.automatic_correct + scores.automatic_wrong
@@ -207,16 +204,13 @@ def _render(directory: Path, results: list[PageResult], n_bootstrap: int, strip:
     adapters = sorted({r.adapter for r in results if r.adapter}) or ["-"]
     failed = [r for r in results if r.error]
     stripped = ", markup stripped" if strip else ""
-    table = Table(
-        title=f"prw eval extraction: {directory} ({len(results)} pages{stripped}), adapter {', '.join(adapters)}",
-        title_justify="left",
+    table = _table(
+        f"prw eval extraction: {directory} ({len(results)} pages{stripped}), adapter {', '.join(adapters)}",
+        ("attribute",),
+        ("F1", "precision", "recall", "support", "tp", "fp", "fn"),
         caption=f"{len(results) - len(failed)} pages extracted, {len(failed)} failed (counted as no prediction);"
         f" ± is the bootstrap standard deviation ({n_bootstrap} resamples)",
-        caption_justify="left",
     )
-    table.add_column("attribute")
-    for column in ("F1", "precision", "recall", "support", "tp", "fp", "fn"):
-        table.add_column(column, justify="right")
     for result in score(results, n_bootstrap):
         value, spread = result.scores, result.spread
         table.add_row(
@@ -234,18 +228,26 @@ def _render(directory: Path, results: list[PageResult], n_bootstrap: int, strip:
         )
 
 
+def _table(
+    title: str, labels: tuple[str, ...], numbers: tuple[str, ...], caption: str | None = None
+) -> Table:
+    """A results table: its title and caption left-justified, label columns, then right-justified numbers."""
+    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
+    for column in labels:
+        table.add_column(column)
+    for column in numbers:
+        table.add_column(column, justify="right")
+    return table
+
+
 def _render_rules(results: list[PageResult]) -> None:
-    table = Table(
-        title="adapter rules: pages where each changed a scored value",
-        title_justify="left",
+    table = _table(
+        "adapter rules: pages where each changed a scored value",
+        ("rule", "attribute"),
+        ("pages", "fixed", "broke", "neither"),
         caption="fixed: wrong or missing before, right after; broke: right before, not after. A rule that "
         "changes one page only is not shown to be general.",
-        caption_justify="left",
     )
-    for column in ("rule", "attribute"):
-        table.add_column(column)
-    for column in ("pages", "fixed", "broke", "neither"):
-        table.add_column(column, justify="right")
     rows = rule_report(results)
     for row in rows:
         style = "yellow" if row.pages == 1 else None
@@ -263,17 +265,13 @@ def _render_rules(results: list[PageResult]) -> None:
 
 
 def _render_confidence(results: list[PageResult]) -> None:
-    table = Table(
-        title="published automatically at each confidence threshold",
-        title_justify="left",
+    table = _table(
+        "published automatically at each confidence threshold",
+        ("attribute", "threshold"),
+        ("published", "right", "precision", "coverage", "support"),
         caption="published: values whose confidence reaches the threshold; precision: right / published; "
         "coverage: right / pages with a true value; profile: what the profile itself published.",
-        caption_justify="left",
     )
-    for column in ("attribute", "threshold"):
-        table.add_column(column)
-    for column in ("published", "right", "precision", "coverage", "support"):
-        table.add_column(column, justify="right")
     for attribute in CONFIDENCE_ATTRIBUTES:
         for row in confidence_report(results, attribute):
             table.add_row(
